@@ -1,0 +1,79 @@
+# dpdash developer tasks. GNU make; run from the repository root.
+#
+#   make venv      create .venv (if missing) and install requirements-dev.txt
+#   make chromium  install Debian's chromium for the browser tests (if /usr/bin/chromium is missing)
+#   make test      the whole pytest suite (browser tests included), then ruff
+#   make lint      ruff only
+#   make run       the Streamlit app at http://localhost:8501
+#   make bench     every bench/bench_*.py
+#   make clean     caches and test output (keeps .venv)
+#   make distclean clean, and remove .venv too
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON3  ?= python3
+VENV     := .venv
+PY       := $(VENV)/bin/python
+STAMP    := $(VENV)/.installed
+CHROMIUM := /usr/bin/chromium
+
+# We are root locally and in CI; fall back to sudo for anyone who is not.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+APT  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help venv chromium test lint run bench clean distclean
+
+help:
+	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
+
+# --- environment -------------------------------------------------------------
+
+$(PY):
+	$(PYTHON3) -m venv $(VENV)
+
+# The stamp is newer than both requirement files once they are installed, so the
+# install runs again only when a requirement file changes (or the venv is new).
+$(STAMP): requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install --no-input --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(STAMP)
+
+# Debian's own build only: never `playwright install` or any other browser download.
+# Phony on purpose: as a file target, .DELETE_ON_ERROR could remove /usr/bin/chromium.
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		$(APT) update && $(APT) install -y chromium; \
+	fi
+	@$(CHROMIUM) --version 2>/dev/null
+
+# --- checks ------------------------------------------------------------------
+
+test: venv chromium
+	$(PY) -m pytest -q
+	$(PY) -m ruff check .
+
+lint: venv
+	$(PY) -m ruff check .
+
+# --- running -----------------------------------------------------------------
+
+run: venv
+	$(VENV)/bin/streamlit run app.py
+
+bench: venv
+	@shopt -s nullglob; files=(bench/bench_*.py); \
+	if (( $${#files[@]} == 0 )); then echo "no bench/bench_*.py yet"; fi; \
+	for f in "$${files[@]}"; do echo "== $$f"; PYTHONPATH=. $(PY) "$$f"; done
+
+clean:
+	rm -rf .pytest_cache .ruff_cache .hypothesis test-output
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

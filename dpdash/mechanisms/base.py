@@ -1,0 +1,214 @@
+"""What every additive noise mechanism offers: its analytic side and its random side.
+
+A mechanism answers a numeric query f by f(x) + Z, with Z drawn from ``noise``. The analytic side
+(``scale``, ``noise``, ``std``, ``accuracy``, ``privacy_profile``) is exact for the mechanism's stated
+definition; the random side has ``simulate`` (fast numpy draws, for previews that are never published).
+
+Subclasses are frozen, keyword-only dataclasses (``Laplace(epsilon=1.0, sensitivity=1.0)``), so ε and Δ
+cannot be swapped by position, and a mechanism is a value: comparable, hashable, safe to share.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from dpdash import _validation as check
+from dpdash._search import bracket, smallest_true
+from dpdash.accuracy import simultaneous_coverage, simultaneous_tail, union_bound_tail
+from dpdash.errors import ParameterError
+
+__all__ = ["NoiseMechanism", "SensitivityNorm"]
+
+SensitivityNorm = str  # "l1", "l2" or "coordinate"; see NoiseMechanism.sensitivity_norm
+
+
+class NoiseMechanism(ABC):
+    """Base class of the additive noise mechanisms.
+
+    Class attributes:
+        name: what the mechanism is called on screen.
+        integer_valued: True when noise (and so the answer) is an integer; such mechanisms need integer
+            true answers and an integer sensitivity, and report integer half-widths.
+        sensitivity_norm: how ``sensitivity`` is measured when the answer has k > 1 coordinates:
+            ``"l1"`` (ℓ1 norm of the change of the whole vector), ``"l2"`` (ℓ2 norm), or
+            ``"coordinate"`` (neighbours change one coordinate, by at most ``sensitivity``).
+    """
+
+    __slots__ = ()
+
+    name: ClassVar[str]
+    integer_valued: ClassVar[bool] = False
+    sensitivity_norm: ClassVar[SensitivityNorm]
+
+    epsilon: float
+    delta: float  # δ of the (ε, δ) guarantee: a field of the Gaussian ones, the constant 0 otherwise
+    sensitivity: float
+
+    # ---- privacy -------------------------------------------------------------------------------
+    @property
+    def rho(self) -> float:
+        """ρ of a ρ-zCDP guarantee. Pure ε-DP implies (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+        return self.epsilon**2 / 2.0
+
+    def privacy_profile(self, epsilons: npt.ArrayLike) -> np.ndarray:
+        """δ(ε′): the smallest δ for which the mechanism is (ε′, δ)-DP, for each ε′ ≥ 0.
+
+        This is the hockey-stick divergence sup over neighbours of E_P[(1 − e^(ε′ − L))⁺], L the
+        privacy loss (Balle, Barthe & Gaboardi 2018, "privacy profiles"), worst case over neighbours at
+        distance ``sensitivity``.
+        """
+        eps = np.asarray(epsilons, dtype=float)
+        if not np.all(np.isfinite(eps)) or np.any(eps < 0):
+            raise ParameterError(
+                f"epsilons must be finite numbers >= 0, got epsilons={np.asarray(epsilons)!r}"
+            )
+        return np.clip(self._profile(eps), 0.0, 1.0)
+
+    @abstractmethod
+    def _profile(self, eps: np.ndarray) -> np.ndarray:
+        """δ(ε′) for an array of ε′ ≥ 0 (validated)."""
+
+    # ---- the noise -------------------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def scale(self) -> float:
+        """The noise's scale parameter (b for Laplace-type noise, σ for Gaussian-type noise)."""
+
+    @property
+    @abstractmethod
+    def noise(self) -> Any:
+        """The noise distribution: a frozen scipy.stats distribution or an object with the same methods
+        (pdf or pmf, cdf, sf, ppf, isf, mean, var, std)."""
+
+    @property
+    def variance(self) -> float:
+        """Var[Z] of one coordinate's noise."""
+        return float(self.noise.var())
+
+    @property
+    def std(self) -> float:
+        """Standard deviation of one coordinate's noise."""
+        return math.sqrt(self.variance)
+
+    # ---- accuracy --------------------------------------------------------------------------------
+    @abstractmethod
+    def tail(self, half_width: float) -> float:
+        """Pr[|Z| > half_width] for one coordinate."""
+
+    @abstractmethod
+    def _half_width(self, tail: float) -> float:
+        """The smallest a ≥ 0 with Pr[|Z| > a] ≤ tail (an integer for integer mechanisms)."""
+
+    def accuracy(self, confidence: float = 0.95, k: int = 1) -> float:
+        """Smallest half-width a with Pr[max over k independent coordinates |Z_i| ≤ a] ≥ confidence.
+
+        Exact (dpdash convention, MATH.md "Accuracy"); an ``int`` for integer-valued mechanisms.
+        """
+        return self._half_width(simultaneous_tail(confidence, k))
+
+    def accuracy_union_bound(self, confidence: float = 0.95, k: int = 1) -> float:
+        """The textbook half-width: each coordinate within a with probability 1 − (1 − confidence)/k.
+
+        By the union bound all k are then within a with probability ≥ confidence (Dwork & Roth,
+        Theorem 3.8 for Laplace: b·ln(k/β)). Never below ``accuracy``; labelled "union bound".
+        """
+        return self._half_width(union_bound_tail(confidence, k))
+
+    def coverage(self, half_width: float, k: int = 1) -> float:
+        """Pr[max over k independent coordinates |Z_i| ≤ half_width] = (1 − Pr[|Z| > a])^k."""
+        a = check.non_negative_finite(half_width, "half_width")
+        return simultaneous_coverage(self.tail(a), k)
+
+    @classmethod
+    def _check_alpha(cls, alpha: object) -> float:
+        if cls.integer_valued:
+            return check.non_negative_finite(alpha, "alpha")
+        return check.positive_finite(alpha, "alpha")
+
+    @classmethod
+    def for_accuracy(
+        cls,
+        *,
+        alpha: float,
+        confidence: float = 0.95,
+        sensitivity: float,
+        k: int = 1,
+        **params: Any,
+    ) -> Self:
+        """The mechanism with the smallest ε whose ``accuracy(confidence, k)`` is ≤ ``alpha``.
+
+        Other parameters (δ for the Gaussian ones, γ for the staircase) stay as given in ``params``.
+        The ε is found by bisection over the bits of a double, so it is the smallest to within one unit
+        in the last place; the returned mechanism's accuracy is checked to be ≤ alpha.
+        """
+        alpha = cls._check_alpha(alpha)
+        confidence = check.open_unit(confidence, "confidence")
+        k = check.positive_int(k, "k")
+
+        def build(epsilon: float) -> Self:
+            return cls(epsilon=epsilon, sensitivity=sensitivity, **params)
+
+        def meets(epsilon: float) -> bool:
+            return build(epsilon).accuracy(confidence, k) <= alpha
+
+        # Accuracy scales roughly like 1/ε: a good first guess saves doubling steps.
+        at_one = build(1.0).accuracy(confidence, k)
+        guess = at_one / alpha if alpha > 0 and at_one > 0 else 1.0
+        lo, hi = bracket(meets, guess, what=f"epsilon for accuracy alpha={alpha:g}")
+        return build(smallest_true(meets, lo, hi))
+
+    # ---- simulation (previews only) --------------------------------------------------------------
+    @abstractmethod
+    def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        """``size`` independent noise draws from numpy's generator."""
+
+    def simulate(
+        self,
+        true_value: npt.ArrayLike,
+        size: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> np.ndarray:
+        """``size`` possible noisy answers, for previews only (numpy sampling, never for publishing).
+
+        Args:
+            true_value: the true answer, a number or an array of k answers.
+            size: how many possible releases to draw.
+            rng: a numpy Generator or a seed; ``None`` draws a fresh unseeded generator.
+
+        Returns:
+            An array of shape ``(size, *shape(true_value))``.
+        """
+        values = np.asarray(true_value)
+        if values.dtype.kind not in "iuf" or not np.all(np.isfinite(values)):
+            raise ParameterError(f"true_value must be finite numbers, got true_value={true_value!r}")
+        if self.integer_valued and np.any(values != np.round(values)):
+            raise ParameterError(
+                f"true_value must be integers for the {self.name} mechanism (integer queries), "
+                f"got true_value={true_value!r}"
+            )
+        n = check.non_negative_int(size, "size")
+        generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        draws = self._draw(generator, (n, *values.shape))
+        if self.integer_valued:
+            return values.astype(np.int64) + draws.astype(np.int64)
+        return values.astype(float) + draws
+
+    # ---- shared validation for subclasses ---------------------------------------------------------
+    def _set(self, name: str, value: object) -> None:
+        """Assign a normalised field on a frozen dataclass (used in ``__post_init__``)."""
+        object.__setattr__(self, name, value)
+
+    def _check_integer_sensitivity(self) -> None:
+        value = self.sensitivity
+        check.positive_finite(value, "sensitivity")
+        if float(value) != math.floor(float(value)):
+            raise ParameterError(
+                f"sensitivity must be an integer >= 1 for the {self.name} mechanism (integer "
+                f"queries), got sensitivity={value!r}"
+            )
+        self._set("sensitivity", int(value))

@@ -1,0 +1,187 @@
+"""The Gaussian mechanism, classic (Dwork & Roth 2014, Thm A.1) and analytic (Balle & Wang 2018)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special, stats
+
+from dpdash import _validation as check
+from dpdash._search import bracket, smallest_true
+from dpdash.accuracy import simultaneous_tail
+from dpdash.errors import ParameterError
+from dpdash.mechanisms.base import NoiseMechanism
+
+__all__ = [
+    "Gaussian",
+    "analytic_gaussian_sigma",
+    "classic_gaussian_sigma",
+    "gaussian_delta",
+]
+
+CALIBRATIONS = ("analytic", "classic")
+
+
+def gaussian_delta(epsilon: npt.ArrayLike, sigma: float, sensitivity: float) -> np.ndarray:
+    """Exact δ(ε) of N(0, σ²) noise for ℓ2 sensitivity Δ (Balle & Wang 2018, Theorem 8):
+
+        δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε · Φ(−Δ/(2σ) − εσ/Δ).
+
+    Evaluated as Φ(A)·(1 − exp(ε + ln Φ(B) − ln Φ(A))) with ``log_ndtr`` and ``expm1``, so it keeps its
+    relative precision when δ is tiny.
+    """
+    eps = np.asarray(epsilon, dtype=float)
+    ratio = sensitivity / sigma
+    log_phi_a = special.log_ndtr(ratio / 2.0 - eps / ratio)
+    log_phi_b = special.log_ndtr(-ratio / 2.0 - eps / ratio)
+    exponent = np.minimum(eps + log_phi_b - log_phi_a, 0.0)
+    return np.exp(log_phi_a) * -np.expm1(exponent)
+
+
+def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """σ = Δ₂·√(2 ln(1.25/δ))/ε, which gives (ε, δ)-DP for ε < 1 (Dwork & Roth 2014, Theorem A.1)."""
+    epsilon = check.positive_finite(epsilon, "epsilon")
+    delta = check.open_unit(delta, "delta")
+    sensitivity = check.positive_finite(sensitivity, "sensitivity")
+    if epsilon >= 1.0:
+        raise ParameterError(
+            f"epsilon must be < 1 for the classic Gaussian calibration (Dwork & Roth, Theorem A.1 "
+            f"is proven only for ε < 1), got epsilon={epsilon!r}; use calibration='analytic' "
+            "(Balle & Wang 2018), which is exact for every ε > 0 and needs less noise"
+        )
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """The smallest σ with ``gaussian_delta(ε, σ, Δ) ≤ δ`` (Balle & Wang 2018, Algorithm 1's target).
+
+    δ(ε; σ) decreases in σ, so a bisection over the bits of σ finds it to one unit in the last place;
+    the comparison is made on ln δ to keep precision for tiny δ.
+    """
+    epsilon = check.positive_finite(epsilon, "epsilon")
+    delta = check.open_unit(delta, "delta")
+    sensitivity = check.positive_finite(sensitivity, "sensitivity")
+    log_target = math.log(delta)
+
+    def private_enough(sigma: float) -> bool:
+        value = float(gaussian_delta(epsilon, sigma, sensitivity))
+        return value <= 0.0 or math.log(value) <= log_target
+
+    guess = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    lo, hi = bracket(private_enough, guess, lower=1e-300, upper=1e300, what="noise scale sigma")
+    return smallest_true(private_enough, lo, hi)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gaussian(NoiseMechanism):
+    """Add N(0, σ²) noise calibrated to (ε, δ)-DP for ℓ2 sensitivity Δ₂.
+
+    Args:
+        epsilon: ε > 0.
+        delta: δ in (0, 1).
+        sensitivity: Δ₂, the ℓ2 sensitivity of the (possibly vector-valued) query.
+        calibration: ``"analytic"`` (default): the smallest σ whose exact privacy profile gives
+            δ(ε) ≤ δ (Balle & Wang 2018), valid for every ε > 0. ``"classic"``:
+            σ = Δ₂√(2 ln(1.25/δ))/ε (Dwork & Roth, Theorem A.1), proven only for ε < 1 and refused
+            otherwise; it always needs more noise than the analytic σ.
+
+    zCDP: ρ = Δ₂²/(2σ²) (Bun & Steinke 2016).
+
+    >>> g = Gaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    >>> round(g.scale, 4), round(g.accuracy(0.95), 3)
+    (3.7306, 7.312)
+    """
+
+    name: ClassVar[str] = "Gaussian"
+    sensitivity_norm: ClassVar[str] = "l2"
+
+    epsilon: float
+    delta: float
+    sensitivity: float
+    calibration: str = "analytic"
+    scale: float = field(init=False)  # σ
+
+    def __post_init__(self) -> None:
+        self._set("epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        self._set("delta", check.open_unit(self.delta, "delta"))
+        self._set("sensitivity", check.positive_finite(self.sensitivity, "sensitivity"))
+        self._set("calibration", check.one_of(self.calibration, "calibration", CALIBRATIONS))
+        if self.calibration == "classic":
+            sigma = classic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+        else:
+            sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+        self._set("scale", sigma)
+
+    @property
+    def label(self) -> str:
+        """Name with the calibration, e.g. "Gaussian (analytic)"."""
+        return f"{self.name} ({self.calibration})"
+
+    @property
+    def noise(self) -> Any:
+        """scipy.stats.norm(scale=σ)."""
+        return stats.norm(scale=self.scale)
+
+    @property
+    def variance(self) -> float:
+        """σ²."""
+        return self.scale**2
+
+    @property
+    def rho(self) -> float:
+        """ρ = Δ₂²/(2σ²)-zCDP (Bun & Steinke 2016, Prop. 1.6)."""
+        return self.sensitivity**2 / (2.0 * self.scale**2)
+
+    def tail(self, half_width: float) -> float:
+        """Pr[|Z| > a] = 2Φ(−a/σ)."""
+        a = check.non_negative_finite(half_width, "half_width")
+        return float(2.0 * special.ndtr(-a / self.scale))
+
+    def _half_width(self, tail: float) -> float:
+        return float(self.scale * stats.norm.isf(tail / 2.0))
+
+    def _profile(self, eps: np.ndarray) -> np.ndarray:
+        return gaussian_delta(eps, self.scale, self.sensitivity)
+
+    @classmethod
+    def for_accuracy(
+        cls,
+        *,
+        alpha: float,
+        confidence: float = 0.95,
+        sensitivity: float,
+        k: int = 1,
+        **params: Any,
+    ) -> Self:
+        """Smallest ε (δ fixed in ``params``) whose accuracy is ≤ α.
+
+        Classic: closed form ε = Δ₂√(2 ln(1.25/δ))·z/α with z = Φ⁻¹(1 − t/2), t = 1 − c^(1/k); refused
+        when that ε is ≥ 1. Analytic: bisection over ε (the base class's method).
+        """
+        if params.get("calibration", "analytic") != "classic":
+            # Not super(): slots=True rebuilds the class, which breaks zero-argument super().
+            return NoiseMechanism.for_accuracy.__func__(  # type: ignore[attr-defined]
+                cls, alpha=alpha, confidence=confidence, sensitivity=sensitivity, k=k, **params
+            )
+        alpha = cls._check_alpha(alpha)
+        delta2 = check.positive_finite(sensitivity, "sensitivity")
+        delta = check.open_unit(params.get("delta"), "delta")
+        z = float(stats.norm.isf(simultaneous_tail(confidence, k) / 2.0))
+        epsilon = delta2 * math.sqrt(2.0 * math.log(1.25 / delta)) * z / alpha
+        if epsilon >= 1.0:
+            raise ParameterError(
+                f"accuracy alpha={alpha!r} needs epsilon={epsilon:.4g} under the classic Gaussian "
+                "calibration, which is proven only for ε < 1; use calibration='analytic'"
+            )
+        mechanism = cls(epsilon=epsilon, sensitivity=delta2, **params)
+        while mechanism.accuracy(confidence, k) > alpha:
+            epsilon = math.nextafter(epsilon, math.inf)
+            mechanism = cls(epsilon=epsilon, sensitivity=delta2, **params)
+        return mechanism
+
+    def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        return rng.normal(0.0, self.scale, size)

@@ -1,0 +1,215 @@
+"""Shared fixtures for app tests: a free port, a live Streamlit server, Debian's Chromium.
+
+Browser tests use them like this::
+
+    @pytest.mark.browser
+    def test_something(page, streamlit_server):
+        page.goto(streamlit_server.url)
+
+The server is started once per test session on 127.0.0.1 only and always stopped
+(terminate, then kill after a timeout). Chromium is Debian's ``/usr/bin/chromium``
+(``make chromium``); no browser is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+OUTPUT_DIR = REPO_ROOT / "test-output"
+SCREENSHOT_DIR = OUTPUT_DIR / "screenshots"
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Headless, and no background connections: this machine's network is closed, and a
+# privacy tool's tests should not phone anywhere either.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+SERVER_START_TIMEOUT_S = 60.0
+SERVER_STOP_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class StreamlitServer:
+    """A running ``streamlit run app.py`` reachable at ``url``."""
+
+    url: str
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+
+def find_free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no server log)"
+
+
+def wait_for_health(
+    process: subprocess.Popen[bytes],
+    url: str,
+    log_path: Path,
+    timeout_s: float = SERVER_START_TIMEOUT_S,
+) -> None:
+    """Poll Streamlit's health endpoint until it answers ``ok`` or ``timeout_s`` passes.
+
+    Raises:
+        RuntimeError: the server exited, or did not become healthy in time; the
+            message carries the end of the server log.
+    """
+    health = f"{url}/_stcore/health"
+    deadline = time.monotonic() + timeout_s
+    last_error: object = None
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"streamlit exited with code {process.returncode} before {health} answered.\n"
+                f"--- {log_path} ---\n{_tail(log_path)}"
+            )
+        try:
+            with urllib.request.urlopen(health, timeout=2) as response:
+                if response.status == 200 and response.read().strip() == b"ok":
+                    return
+                last_error = f"HTTP {response.status}"
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+            last_error = exc
+        time.sleep(0.2)
+    raise RuntimeError(
+        f"{health} did not answer 'ok' within {timeout_s:.0f} s (last: {last_error!r}).\n"
+        f"--- {log_path} ---\n{_tail(log_path)}"
+    )
+
+
+def stop_process(
+    process: subprocess.Popen[bytes], timeout_s: float = SERVER_STOP_TIMEOUT_S
+) -> None:
+    """Terminate ``process``; kill it if it has not exited after ``timeout_s``."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout_s)
+
+
+def start_streamlit(port: int, script: str = "app.py") -> StreamlitServer:
+    """Start ``streamlit run script`` on 127.0.0.1:``port`` and wait until it is healthy."""
+    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
+    log_path = OUTPUT_DIR / f"streamlit-{port}.log"
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", script,
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            cmd,
+            cwd=REPO_ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(process, url, log_path)
+    except BaseException:
+        stop_process(process)
+        raise
+    return StreamlitServer(url=url, port=port, process=process, log_path=log_path)
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free when the test started."""
+    return find_free_port()
+
+
+@pytest.fixture(scope="session")
+def streamlit_server() -> Iterator[StreamlitServer]:
+    """One live ``streamlit run app.py`` for the whole session, always stopped afterwards."""
+    server = start_streamlit(find_free_port())
+    try:
+        yield server
+    finally:
+        stop_process(server.process)
+
+
+@pytest.fixture(scope="session")
+def chromium_executable() -> Path:
+    """Debian's Chromium; the test fails (never skips) without it, so CI has to prove it."""
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(
+            f"{CHROMIUM} is missing: run `make chromium` (installs Debian's chromium package). "
+            "Browser tests never download a browser.",
+            pytrace=False,
+        )
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_executable: Path) -> Iterator[Browser]:
+    """A headless Debian Chromium driven by Playwright, shared by the session's tests."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(chromium_executable), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh browser context and page per test (own cookies, own Streamlit session)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir() -> Path:
+    """``test-output/screenshots``, created on demand."""
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOT_DIR
