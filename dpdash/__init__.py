@@ -7,9 +7,12 @@ The core library of the dpdash dashboard; it never imports Streamlit and works f
 2.9957...
 >>> round(Gaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0).scale, 3)
 3.731
+
+``simulate`` draws previews with numpy; ``release`` draws publishable noise with the exact samplers of
+``dpdash.sampling`` on the operating system's randomness.
 """
 
-from dpdash import accuracy
+from dpdash import accuracy, conversions, sampling
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.mechanisms import (
     DiscreteGaussian,
@@ -32,5 +35,7 @@ __all__ = [
     "ParameterTypeError",
     "Staircase",
     "accuracy",
+    "conversions",
     "optimal_gamma",
+    "sampling",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import pkgutil
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -14,18 +14,23 @@ import pytest
 
 import dpdash
 
-PACKAGES = ["dpdash", "dpdash.mechanisms"]
+PACKAGES = ["dpdash", "dpdash.mechanisms", "dpdash.sampling"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
 def test_all_matches_the_public_names(name: str) -> None:
+    """Every public name is in ``__all__`` and every name in ``__all__`` exists (submodules that are
+    only imported as a side effect of importing their contents do not count as public names)."""
     module = importlib.import_module(name)
-    public = {n for n in vars(module) if not n.startswith("_")}
-    submodules = {m.name for m in pkgutil.iter_modules(module.__path__)}
-    imported_helpers = {"annotations"}
-    assert set(module.__all__) == public - submodules - imported_helpers | (set(module.__all__) & submodules)
-    for exported in module.__all__:
-        assert hasattr(module, exported)
+    public = {
+        attribute
+        for attribute, value in vars(module).items()
+        if not attribute.startswith("_")
+        and attribute != "annotations"
+        and not (inspect.ismodule(value) and attribute not in module.__all__)
+    }
+    assert set(module.__all__) == public
+    assert len(module.__all__) == len(set(module.__all__))
 
 
 def test_py_typed_is_shipped() -> None:

@@ -2,7 +2,8 @@
 
 Each is a frozen, keyword-only dataclass with an analytic side (``scale``, ``noise``, ``std``,
 ``accuracy``, ``accuracy_union_bound``, ``coverage``, ``tail``, ``privacy_profile``, ``rho``,
-``for_accuracy``) and a random side (``simulate``, for previews only).
+``for_accuracy``) and a random side: ``simulate`` (numpy, for previews only) and ``release`` (exact
+samplers on OS randomness, for publishing), with ``release_accuracy`` for what ``release`` adds.
 """
 
 from dpdash.mechanisms.base import NoiseMechanism
@@ -19,11 +20,17 @@ from dpdash.mechanisms.gaussian import (
 )
 from dpdash.mechanisms.geometric import Geometric
 from dpdash.mechanisms.laplace import Laplace
-from dpdash.mechanisms.staircase import Staircase, StaircaseNoise, optimal_gamma
+from dpdash.mechanisms.staircase import (
+    DiscreteStaircaseNoise,
+    Staircase,
+    StaircaseNoise,
+    optimal_gamma,
+)
 
 __all__ = [
     "DiscreteGaussian",
     "DiscreteGaussianNoise",
+    "DiscreteStaircaseNoise",
     "Gaussian",
     "Geometric",
     "Laplace",

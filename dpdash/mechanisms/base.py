@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from functools import lru_cache
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -21,6 +22,7 @@ from dpdash import _validation as check
 from dpdash._search import bracket, smallest_true
 from dpdash.accuracy import simultaneous_coverage, simultaneous_tail, union_bound_tail
 from dpdash.errors import ParameterError
+from dpdash.mechanisms.grid import ReleasePlan
 
 __all__ = ["NoiseMechanism", "SensitivityNorm"]
 
@@ -198,6 +200,24 @@ class NoiseMechanism(ABC):
             return values.astype(np.int64) + draws.astype(np.int64)
         return values.astype(float) + draws
 
+    # ---- release (publishable) -------------------------------------------------------------------
+    @abstractmethod
+    def release_plan(self, k: int = 1) -> ReleasePlan:
+        """The grid and the exact integer noise that ``release`` uses for k answers."""
+
+    def release(self, values: npt.ArrayLike) -> np.ndarray:
+        """Noisy answers that may be published: the k = size(values) answers go through
+        ``release_plan(k)``: exact integer noise from ``dpdash.sampling`` on the operating system's
+        randomness, on a fixed grid for real answers. No seed and no generator argument, on purpose."""
+        return _plan(self, max(int(np.size(values)), 1)).apply(values, self.name)
+
+    def release_accuracy(self, confidence: float = 0.95, k: int = 1) -> float:
+        """A half-width a with Pr[all k released answers within ±a of the truth] ≥ confidence, for the
+        noise ``release`` actually adds: exact for integer mechanisms; for real-valued ones the exact
+        half-width of the grid noise plus g/2 for rounding the answer to the grid."""
+        tail = simultaneous_tail(confidence, k)
+        return _plan(self, check.positive_int(k, "k")).half_width(tail)
+
     # ---- shared validation for subclasses ---------------------------------------------------------
     def _set(self, name: str, value: object) -> None:
         """Assign a normalised field on a frozen dataclass (used in ``__post_init__``)."""
@@ -212,3 +232,9 @@ class NoiseMechanism(ABC):
                 f"queries), got sensitivity={value!r}"
             )
         self._set("sensitivity", int(value))
+
+
+@lru_cache(maxsize=256)
+def _plan(mechanism: NoiseMechanism, k: int) -> ReleasePlan:
+    """Release plans are deterministic values of (mechanism, k): computed once."""
+    return mechanism.release_plan(k)

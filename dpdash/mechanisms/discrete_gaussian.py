@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -12,10 +13,12 @@ import numpy.typing as npt
 from scipy import special
 
 from dpdash import _validation as check
+from dpdash import sampling
 from dpdash._search import bracket, smallest_true
 from dpdash.accuracy import smallest_integer
 from dpdash.mechanisms.base import NoiseMechanism
 from dpdash.mechanisms.gaussian import analytic_gaussian_sigma
+from dpdash.mechanisms.grid import ReleasePlan
 
 __all__ = ["DiscreteGaussian", "DiscreteGaussianNoise", "discrete_gaussian_delta"]
 
@@ -153,6 +156,21 @@ class DiscreteGaussianNoise:
         y_next = smallest_integer(lambda y: _log_sf(y - 1, self.sigma, self._log_z) < log_p, -guess, lower=1)
         return float(1 - y_next)
 
+    def log_abs_tail(self, m: int) -> float:
+        """ln Pr[|X| > m] = ln 2 + ln Pr[X > m], for an integer m ≥ 0."""
+        return math.log(2.0) + _log_sf(m, self.sigma, self._log_z)
+
+    def half_width(self, tail: float) -> int:
+        """The smallest integer a ≥ 0 with Pr[|X| > a] ≤ tail."""
+        guess = self.sigma * float(special.ndtri(1.0 - tail / 2.0))
+        log_target = math.log(tail)
+        return smallest_integer(lambda m: self.log_abs_tail(m) <= log_target, guess)
+
+    def sample(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Exact draws on OS randomness (``dpdash.sampling.discrete_gaussian``; the float σ taken as the
+        exact binary rational it holds). Release-grade, unlike ``rvs``."""
+        return sampling.discrete_gaussian(sigma=Fraction(self.sigma), size=shape)
+
     def mean(self) -> float:
         return 0.0
 
@@ -254,22 +272,20 @@ class DiscreteGaussian(NoiseMechanism):
         """ρ = Δ²/(2σ²)-zCDP (CKS Theorem 4)."""
         return self.sensitivity**2 / (2.0 * self.scale**2)
 
-    def _log_tail(self, m: int) -> float:
-        """ln Pr[|X| > m] = ln 2 + ln Pr[X > m], for integer m ≥ 0."""
-        return math.log(2.0) + _log_sf(m, self.scale, self._noise._log_z)
-
     def tail(self, half_width: float) -> float:
         """Pr[|X| > a] = 2·Pr[X > ⌊a⌋]."""
         a = check.non_negative_finite(half_width, "half_width")
-        return math.exp(self._log_tail(math.floor(a)))
+        return math.exp(self._noise.log_abs_tail(math.floor(a)))
 
     def _half_width(self, tail: float) -> int:
-        guess = self.scale * float(special.ndtri(1.0 - tail / 2.0))
-        log_target = math.log(tail)
-        return smallest_integer(lambda m: self._log_tail(m) <= log_target, guess)
+        return self._noise.half_width(tail)
 
     def _profile(self, eps: np.ndarray) -> np.ndarray:
         return discrete_gaussian_delta(eps, self.scale, self.sensitivity)
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return self._noise.rvs(size, random_state=rng)
+
+    def release_plan(self, k: int = 1) -> ReleasePlan:
+        """Integer answers plus exact discrete Gaussian noise with this σ: exactly the noise of ``noise``."""
+        return ReleasePlan(None, self._noise)

@@ -5,16 +5,47 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import stats
 
 from dpdash import _validation as check
+from dpdash import sampling
 from dpdash.accuracy import smallest_integer
 from dpdash.mechanisms.base import NoiseMechanism
+from dpdash.mechanisms.grid import ReleasePlan
 
-__all__ = ["Geometric"]
+__all__ = ["DiscreteLaplaceNoise", "Geometric"]
+
+
+class DiscreteLaplaceNoise:
+    """Discrete Laplace noise Pr[z] = ((1 − r)/(1 + r))·r^|z|, r = e^(−1/scale), with an exact rational
+    scale; Pr[|Z| > m] = 2r^(m+1)/(1 + r). Draws come from ``dpdash.sampling.discrete_laplace``."""
+
+    __slots__ = ("_log_r", "scale")
+
+    def __init__(self, scale: Fraction) -> None:
+        self.scale = Fraction(scale)
+        self._log_r = -1.0 / float(self.scale)
+
+    def __repr__(self) -> str:
+        return f"DiscreteLaplaceNoise(scale={float(self.scale)!r})"
+
+    def log_abs_tail(self, m: int) -> float:
+        """ln Pr[|Z| > m] = ln 2 + (m + 1)·ln r − ln(1 + r), for an integer m ≥ 0."""
+        return math.log(2.0) + (m + 1) * self._log_r - math.log1p(math.exp(self._log_r))
+
+    def half_width(self, tail: float) -> int:
+        """The smallest integer a ≥ 0 with Pr[|Z| > a] ≤ tail."""
+        log_target = math.log(tail)
+        # Continuous solution of 2r^(m+1)/(1+r) = t, then an exact integer check around it.
+        guess = (log_target - self.log_abs_tail(0)) / self._log_r
+        return smallest_integer(lambda m: self.log_abs_tail(m) <= log_target, guess)
+
+    def sample(self, shape: tuple[int, ...]) -> np.ndarray:
+        return sampling.discrete_laplace(self.scale, shape)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,20 +94,17 @@ class Geometric(NoiseMechanism):
         r = math.exp(self._log_r)
         return 2.0 * r / math.expm1(self._log_r) ** 2
 
-    def _log_tail(self, m: int) -> float:
-        """ln Pr[|Z| > m] = ln 2 + (m + 1)·ln r − ln(1 + r), for integer m ≥ 0."""
-        return math.log(2.0) + (m + 1) * self._log_r - math.log1p(math.exp(self._log_r))
+    @property
+    def _integer_noise(self) -> DiscreteLaplaceNoise:
+        return DiscreteLaplaceNoise(Fraction(self.sensitivity) / Fraction(self.epsilon))
 
     def tail(self, half_width: float) -> float:
         """Pr[|Z| > a] = 2r^(⌊a⌋+1)/(1 + r)."""
         a = check.non_negative_finite(half_width, "half_width")
-        return math.exp(self._log_tail(math.floor(a)))
+        return math.exp(self._integer_noise.log_abs_tail(math.floor(a)))
 
     def _half_width(self, tail: float) -> int:
-        log_target = math.log(tail)
-        # Continuous solution of 2r^(m+1)/(1+r) = t, then an exact integer check around it.
-        guess = (log_target - self._log_tail(0)) / self._log_r
-        return smallest_integer(lambda m: self._log_tail(m) <= log_target, guess)
+        return self._integer_noise.half_width(tail)
 
     def _profile(self, eps: np.ndarray) -> np.ndarray:
         # Shift Δ: outputs z ≤ 0 have loss ε and mass 1/(1 + r) under P, contributing
@@ -97,3 +125,8 @@ class Geometric(NoiseMechanism):
         # discrete Laplace with parameter r.
         p = -math.expm1(self._log_r)
         return rng.geometric(p, size).astype(np.int64) - rng.geometric(p, size).astype(np.int64)
+
+    def release_plan(self, k: int = 1) -> ReleasePlan:
+        """Integer answers plus exact discrete Laplace noise of scale Δ₁/ε (the float ε taken as the
+        exact binary rational it holds): exactly the noise of ``noise``."""
+        return ReleasePlan(None, self._integer_noise)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -12,6 +13,8 @@ from scipy import stats
 from dpdash import _validation as check
 from dpdash.accuracy import simultaneous_tail
 from dpdash.mechanisms.base import NoiseMechanism
+from dpdash.mechanisms.geometric import DiscreteLaplaceNoise
+from dpdash.mechanisms.grid import ReleasePlan, grid_for
 
 __all__ = ["Laplace"]
 
@@ -90,3 +93,16 @@ class Laplace(NoiseMechanism):
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return rng.laplace(0.0, self.scale, size)
+
+    def release_plan(self, k: int = 1) -> ReleasePlan:
+        """Round the k answers to a grid g = 2^j and add exact discrete Laplace noise in grid units.
+
+        Rounding moves each answer by ≤ g/2, so neighbours' rounded answers differ, in grid units and
+        in ℓ1, by at most D = ⌊Δ₁/g⌋ + k. Discrete Laplace noise of scale D/ε is ε-DP for integer ℓ1
+        sensitivity D, so the release keeps the stated ε; its scale g·D/ε exceeds b = Δ₁/ε by at most
+        2/GRID_FINENESS of b (g ≤ Δ₁/(k·4096)).
+        """
+        k = check.positive_int(k, "k")
+        grid = grid_for(self.sensitivity, k)
+        units_sensitivity = math.floor(self.sensitivity / grid.step) + k
+        return ReleasePlan(grid, DiscreteLaplaceNoise(Fraction(units_sensitivity) / Fraction(self.epsilon)))

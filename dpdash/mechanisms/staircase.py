@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from dpdash import _validation as check
+from dpdash import sampling
+from dpdash.accuracy import smallest_integer
 from dpdash.errors import ParameterError
 from dpdash.mechanisms.base import NoiseMechanism
+from dpdash.mechanisms.grid import ReleasePlan, grid_for
+from dpdash.sampling.geometric import sample_geometric
 
-__all__ = ["Staircase", "StaircaseNoise", "optimal_gamma"]
+__all__ = ["DiscreteStaircaseNoise", "Staircase", "StaircaseNoise", "optimal_gamma"]
 
 COSTS = ("l1", "l2")
 
@@ -154,6 +159,71 @@ class StaircaseNoise:
         return sign * (stair + offset) * self.width
 
 
+class DiscreteStaircaseNoise:
+    """The staircase on the integers, for releases on a grid: Pr[z] ∝ r^s(|z|), r = e^(−ε), with
+    s(n) = ⌊n/W⌋ + [n mod W ≥ c]: stairs W units wide, the first c units of each on the high step.
+
+    It is ε-DP for integer shifts |v| ≤ W: s is non-decreasing and s(n + W) = s(n) + 1, so
+    ||z| − |z − v|| ≤ W implies |s(|z|) − s(|z − v|)| ≤ 1 and the pmf ratio is at most e^ε (the
+    argument of G&V's Theorem 3, on ℤ). Sums over a tail have the closed form
+    S(m) = Σ_(n ≥ m) r^s(n) = r^G·[(c − j)⁺ + (W − max(j, c))·r] + r^(G+1)·(c + (W − c)r)/(1 − r),
+    for m = GW + j.
+    """
+
+    __slots__ = ("_log_total", "epsilon", "threshold", "width")
+
+    def __init__(self, epsilon: float, width: int, threshold: int) -> None:
+        self.epsilon = check.positive_finite(epsilon, "epsilon")
+        self.width = check.positive_int(width, "width")
+        if not 0 <= threshold <= width:
+            raise ParameterError(f"threshold must be an integer in [0, width], got threshold={threshold!r}")
+        self.threshold = int(threshold)
+        at_zero = 1.0 if self.threshold > 0 else math.exp(-self.epsilon)
+        self._log_total = math.log(2.0 * math.exp(self._log_upper_sum(0)) - at_zero)
+
+    def _log_upper_sum(self, m: int) -> float:
+        stair, j = divmod(m, self.width)
+        r = math.exp(-self.epsilon)
+        c, w = self.threshold, self.width
+        inside = max(c - j, 0) + (w - max(j, c)) * r
+        beyond = r * (c + (w - c) * r) / -math.expm1(-self.epsilon)
+        return -self.epsilon * stair + math.log(inside + beyond)
+
+    def log_abs_tail(self, m: int) -> float:
+        """ln Pr[|Z| > m] for an integer m ≥ 0."""
+        return math.log(2.0) + self._log_upper_sum(m + 1) - self._log_total
+
+    def half_width(self, tail: float) -> int:
+        """The smallest integer a ≥ 0 with Pr[|Z| > a] ≤ tail."""
+        log_target = math.log(tail)
+        guess = self.width * (math.log(2.0 / tail) / self.epsilon - 1.0)
+        return smallest_integer(lambda m: self.log_abs_tail(m) <= log_target, guess)
+
+    def sample(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Exact draws on OS randomness (``dpdash.sampling``): a stair G with Pr[G ≥ g] = e^(−εg), a
+        position j uniform on the stair kept with probability e^(−ε) when j ≥ c (else redrawn), a sign;
+        (−, 0) is rejected so that 0 is not counted twice (as in CKS Algorithm 2)."""
+        n = math.prod(shape)
+        epsilon = Fraction(self.epsilon)
+        out = np.empty(n, dtype=np.int64)
+        todo = np.arange(n)
+        while todo.size:
+            stair = sample_geometric(1 / epsilon, todo.size)
+            position = sampling.uniform_integers(self.width, todo.size)
+            high = np.flatnonzero(position >= self.threshold)
+            while high.size:  # keep a high-step position with probability e^(−ε)
+                kept = sampling.bernoulli_exp(epsilon, high.size).astype(bool)
+                redo = high[~kept]
+                position[redo] = sampling.uniform_integers(self.width, redo.size)
+                high = redo[position[redo] >= self.threshold]
+            magnitude = stair * self.width + position
+            negative = sampling.uniform_integers(2, todo.size).astype(bool)
+            valid = ~(negative & (magnitude == 0))
+            out[todo[valid]] = np.where(negative, -magnitude, magnitude)[valid]
+            todo = todo[~valid]
+        return out.reshape(shape)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Staircase(NoiseMechanism):
     """Add staircase noise: (ε, 0)-DP, with the least expected |noise| among all ε-DP additive noises
@@ -220,3 +290,16 @@ class Staircase(NoiseMechanism):
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return self._noise.rvs(size, random_state=rng)
+
+    def release_plan(self, k: int = 1) -> ReleasePlan:
+        """Round the answers to a grid g = 2^j and add an exact discrete staircase in grid units.
+
+        Neighbours change one answer by at most Δ; after rounding (≤ g/2 each side) it differs by at
+        most W = ⌊Δ/g⌋ + 1 units, and the discrete staircase with stairs W units wide is ε-DP for such
+        shifts (see ``DiscreteStaircaseNoise``). Its high step covers c = ⌈γW⌉ of the W units.
+        """
+        check.positive_int(k, "k")
+        grid = grid_for(self.sensitivity, 1)
+        width = math.floor(self.sensitivity / grid.step) + 1
+        threshold = math.ceil(Fraction(self.gamma) * width)
+        return ReleasePlan(grid, DiscreteStaircaseNoise(self.epsilon, width, threshold))
