@@ -15,6 +15,7 @@ st.set_page_config(
 
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/explorer.py", title="Mechanism explorer", icon=":material/compare:"),
 ]
 
 page = st.navigation(PAGES)

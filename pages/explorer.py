@@ -1,0 +1,136 @@
+"""Mechanism explorer: every noise mechanism at the same ε (and δ), side by side."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpdash import comparison
+from ui.charts import accuracy_curve_figure, noise_figure
+from ui.widgets import EPSILON_STOPS, delta_control, epsilon_control
+
+st.title("Mechanism explorer")
+st.caption(
+    "How much noise each mechanism adds for the same privacy budget, and how accurate the answers are. "
+    "Everything here is exact mathematics; nothing is released and no budget is spent."
+)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _compare(epsilon: float, delta: float, l1: float, l2: float, k: int, confidence: float) -> pd.DataFrame:
+    return comparison.compare(
+        epsilon=epsilon, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2, k=k, confidence=confidence
+    )
+
+
+@st.cache_data(show_spinner="Computing the accuracy of every mechanism across ε…", max_entries=64)
+def _curves(delta: float, l1: float, l2: float, k: int, confidence: float) -> pd.DataFrame:
+    epsilons = np.geomspace(EPSILON_STOPS[0], EPSILON_STOPS[-1], 31)
+    return comparison.accuracy_curves(
+        epsilons=epsilons, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2, k=k, confidence=confidence
+    )
+
+
+@st.cache_data(show_spinner="Solving for ε…", max_entries=64)
+def _invert(alpha: float, delta: float, l1: float, l2: float, k: int, confidence: float) -> pd.DataFrame:
+    return comparison.epsilon_for_accuracy(
+        alpha=alpha, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2, k=k, confidence=confidence
+    )
+
+
+controls, settings = st.columns([3, 2], gap="large")
+with controls:
+    epsilon = epsilon_control("explorer_epsilon")
+    delta = delta_control("explorer_delta")
+with settings:
+    l1 = st.number_input(
+        "ℓ1 sensitivity Δ₁", min_value=1e-6, value=1.0, step=1.0, format="%g", key="explorer_l1",
+        help="The most the answers (all k together, summed) can change when one record is added or "
+        "removed. Laplace and geometric noise scale with it; the staircase and discrete Gaussian take it "
+        "as the change of one answer.",
+    )  # fmt: skip
+    l2 = st.number_input(
+        "ℓ2 sensitivity Δ₂", min_value=1e-6, value=1.0, step=1.0, format="%g", key="explorer_l2",
+        help="The same change measured in ℓ2 (Euclidean) length; Gaussian noise scales with it.",
+    )  # fmt: skip
+    k = int(st.number_input("answers released together, k", min_value=1, max_value=1_000_000, value=1,
+                            step=1, key="explorer_k"))  # fmt: skip
+    confidence = st.select_slider(
+        "confidence", options=(0.8, 0.9, 0.95, 0.99, 0.999), value=0.95, format_func=lambda c: f"{c:.1%}",
+        key="explorer_confidence",
+    )  # fmt: skip
+
+st.caption(
+    "ε protects one *unit of privacy*: the neighbour relation behind your sensitivities — by default, "
+    "adding or removing one record (use a person's total contribution if a person has several records)."
+)
+
+if epsilon is None:
+    st.stop()
+
+table = _compare(epsilon, delta, l1, l2, k, confidence)
+candidates = comparison.lineup(epsilon=epsilon, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2)
+
+st.plotly_chart(noise_figure(candidates), width="stretch", key="explorer_noise_chart")
+
+answers = "one answer" if k == 1 else f"all {k} answers at once"
+st.subheader(f"Accuracy at ε = {epsilon:g}")
+st.markdown(
+    f"**±a** is the exact half-width: with probability {confidence:.1%} the noise on {answers} is "
+    "within ±a (integer mechanisms: a whole number). The **union bound** is the textbook bound "
+    "(Dwork & Roth, Thm 3.8), shown for comparison: it is never tighter."
+)
+def _delta_text(delta: float) -> str:
+    return "" if delta != delta else "0 (pure)" if delta == 0 else f"{delta:.0e}"  # NaN: unavailable
+
+
+shown = table.assign(delta=table["delta"].map(_delta_text))
+shown = shown.rename(
+    columns={
+        "delta": "δ",
+        "sensitivity": "Δ",
+        "sensitivity_norm": "Δ measured as",
+        "scale": "scale (b or σ)",
+        "sd": "SD",
+        "half_width_1": f"±a, one answer ({confidence:.0%})",
+        "half_width_k": f"±a, all {k} answers ({confidence:.0%})",
+        "union_bound_k": f"union bound, {k} answers",
+    }
+).drop(columns=["epsilon", "note"])
+number = st.column_config.NumberColumn(format="%.4g")
+st.dataframe(shown, hide_index=True, width="stretch", column_config={
+    column: number for column in shown.columns[4:]
+})  # fmt: skip
+for _, row in table[table["note"] != ""].iterrows():
+    st.caption(f"**{row['mechanism']}**: {row['note']}")
+st.download_button(
+    "Download this table (CSV)", table.to_csv(index=False).encode(),
+    file_name=f"mechanisms_eps{epsilon:g}.csv", mime="text/csv", key="explorer_download_table",
+)  # fmt: skip
+
+curves = _curves(delta, l1, l2, k, confidence)
+st.plotly_chart(
+    accuracy_curve_figure(curves, current_epsilon=epsilon, confidence=confidence, k=k),
+    width="stretch",
+    key="explorer_curve_chart",
+)
+
+st.subheader("What ε does an accuracy cost?")
+alpha = st.number_input(
+    f"I can accept an error of ± (for {answers}, at {confidence:.1%})", min_value=1e-6, value=5.0,
+    step=1.0, format="%g", key="explorer_alpha",
+)  # fmt: skip
+inverse = _invert(alpha, delta, l1, l2, k, confidence)
+st.dataframe(
+    inverse.drop(columns=["note"]).rename(columns={"epsilon": "smallest ε", "half_width_k": "±a at that ε"}),
+    hide_index=True, width="stretch",
+    column_config={"smallest ε": st.column_config.NumberColumn(format="%.4g"),
+                   "±a at that ε": st.column_config.NumberColumn(format="%.4g")},
+)  # fmt: skip
+for _, row in inverse[inverse["note"] != ""].iterrows():
+    st.caption(f"**{row['mechanism']}**: {row['note']}")
+st.caption(
+    f"δ = {delta:.0e} is kept fixed for the Gaussian-type mechanisms. Integer mechanisms can reach ±0 "
+    "(exact answers at this confidence) at large ε; the log-scale chart above leaves those points out."
+)

@@ -1,0 +1,57 @@
+"""AppTest of the Mechanism explorer page."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = Path(__file__).resolve().parents[2] / "pages" / "explorer.py"
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    at = AppTest.from_file(str(PAGE), default_timeout=60)
+    at.run()
+    return at
+
+
+def test_explorer_renders_table_charts_and_inversion(page: AppTest) -> None:
+    assert not page.exception, [e.value for e in page.exception]
+    assert [s.value for s in page.subheader] == ["Accuracy at ε = 1", "What ε does an accuracy cost?"]
+    table = page.dataframe[0].value
+    assert list(table["mechanism"])[:2] == ["Laplace", "Gaussian (analytic)"]
+    assert any("classic calibration is proven only for ε < 1" in c.value for c in page.caption)
+    inverse = page.dataframe[1].value
+    laplace = inverse.loc[inverse["mechanism"] == "Laplace", "smallest ε"].item()
+    assert laplace == pytest.approx(0.599146, rel=1e-5)
+
+
+def test_large_epsilon_warns(page: AppTest) -> None:
+    page.select_slider(key="explorer_epsilon_slider").set_value(7.0).run()
+    assert any("weak guarantee" in w.value for w in page.warning)
+    page.select_slider(key="explorer_epsilon_slider").set_value(1.0).run()
+    assert not any("weak guarantee" in w.value for w in page.warning)
+
+
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("abc", "epsilon must be a real number, got epsilon='abc'"),
+        ("0", "epsilon must be a finite number > 0"),
+    ],
+)
+def test_bad_typed_epsilon_is_a_message_not_a_traceback(page: AppTest, typed: str, message: str) -> None:
+    page.text_input(key="explorer_epsilon_typed").input(typed).run()
+    assert not page.exception
+    assert any(message in e.value for e in page.error)
+    assert len(page.dataframe) == 0  # nothing computed with a bad ε
+    page.text_input(key="explorer_epsilon_typed").input("0.8").run()
+    assert not page.error
+    assert page.subheader[0].value == "Accuracy at ε = 0.8"
+    page.text_input(key="explorer_epsilon_typed").input("").run()
+
+
+def test_fractional_sensitivity_explains_integer_mechanisms(page: AppTest) -> None:
+    page.number_input(key="explorer_l1").set_value(2.5).run()
+    assert any("integer mechanism: needs an integer sensitivity" in c.value for c in page.caption)
+    page.number_input(key="explorer_l1").set_value(1.0).run()

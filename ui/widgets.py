@@ -1,0 +1,77 @@
+"""Streamlit widgets shared by several pages."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dpdash import _validation as check
+from dpdash.errors import DPDashError
+
+#: The ε control's stops: a 1-2-3-5-7 log scale from 0.01 to 10.
+EPSILON_STOPS = (0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7,
+                 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0)  # fmt: skip
+DELTA_STOPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
+EPSILON_WARNING = 5.0
+
+
+def epsilon_control(key: str, default: float = 1.0) -> float | None:
+    """A log-scale ε slider (0.01–10, ends labelled) with an optional exact value typed in.
+
+    Returns the ε to use, or ``None`` after showing an error when the typed value is not valid.
+    Shows a warning at ε ≥ 5.
+    """
+    slider = st.select_slider(
+        "Privacy budget ε",
+        options=EPSILON_STOPS,
+        value=default,
+        format_func=lambda e: f"{e:g}",
+        key=f"{key}_slider",
+        help="Smaller ε: more noise, more privacy. Each release spends ε from the dataset's budget.",
+    )
+    left, right = st.columns(2)
+    left.caption("← more privacy")
+    right.markdown(
+        "<div style='text-align:right;font-size:0.875rem;opacity:0.7'>more accuracy →</div>",
+        unsafe_allow_html=True,
+    )
+    typed = st.text_input("…or type an exact ε", value="", key=f"{key}_typed", placeholder="e.g. 0.8")
+    epsilon = slider
+    if typed.strip():
+        try:
+            epsilon = check.positive_finite(_number(typed), "epsilon")
+        except DPDashError as error:
+            st.error(f"{error}. Type a number greater than 0, such as 0.5 or 1.", icon=":material/error:")
+            return None
+    if epsilon >= EPSILON_WARNING:
+        st.warning(
+            f"ε = {epsilon:g} is a weak guarantee: an attacker's odds about any one person can grow by "
+            f"a factor of up to e^ε ≈ {_e_to(epsilon)}. Deployments rarely go above 5 per release.",
+            icon=":material/warning:",
+        )
+    return epsilon
+
+
+def delta_control(key: str, default: float = 1e-5) -> float:
+    """A δ picker on a log scale (used by the Gaussian-type mechanisms only)."""
+    return st.select_slider(
+        "δ (Gaussian-type mechanisms only)",
+        options=DELTA_STOPS,
+        value=default,
+        format_func=lambda d: f"{d:.0e}",
+        key=key,
+        help="The probability that the ε guarantee may fail. Keep it well below 1/(number of people).",
+    )
+
+
+def _number(text: str) -> object:
+    """The typed text as a float, or the text itself so that validation names it in its message."""
+    try:
+        return float(text.strip())
+    except ValueError:
+        return text.strip()
+
+
+def _e_to(epsilon: float) -> str:
+    import math
+
+    return f"{math.exp(epsilon):,.0f}"
