@@ -23,8 +23,10 @@ can be released. dpdash helps you see what that trade-off means before you make 
 """
 )
 
+st.page_link("pages/explorer.py", label="Open the Mechanism explorer", icon=":material/compare:")
+
 st.info(
-    "This is an early version. Pages for **Data**, **Explorer**, **Release** and "
-    "**Budget** are coming next; for now this home page is all there is.",
+    "This is an early version. The **Mechanism explorer** is ready; pages for **Data**, **Release** "
+    "and **Budget** are coming next.",
     icon=":material/construction:",
 )

@@ -30,7 +30,7 @@ def test_home_names_every_mechanism_and_the_coming_pages(app: AppTest) -> None:
     for mechanism in ("Laplace", "Gaussian", "geometric", "discrete Gaussian", "staircase"):
         assert mechanism in text
     coming = app.info[0].value
-    for page_name in ("Data", "Explorer", "Release", "Budget"):
+    for page_name in ("Mechanism explorer", "Data", "Release", "Budget"):
         assert page_name in coming
 
 
