@@ -12,7 +12,7 @@ The core library of the dpdash dashboard; it never imports Streamlit and works f
 ``dpdash.sampling`` on the operating system's randomness.
 """
 
-from dpdash import accuracy, conversions, sampling
+from dpdash import accuracy, comparison, conversions, risk, sampling
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.mechanisms import (
     DiscreteGaussian,
@@ -35,7 +35,9 @@ __all__ = [
     "ParameterTypeError",
     "Staircase",
     "accuracy",
+    "comparison",
     "conversions",
     "optimal_gamma",
+    "risk",
     "sampling",
 ]

@@ -7,6 +7,7 @@ import math
 from scipy import optimize
 
 from dpdash import _validation as check
+from dpdash._search import bracket, smallest_true
 
 __all__ = ["zcdp_delta", "zcdp_epsilon", "zcdp_epsilon_simple"]
 
@@ -35,13 +36,19 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:
-    """The smallest ε with ``zcdp_delta(ρ, ε) ≤ δ`` (bisection; never above ``zcdp_epsilon_simple``)."""
+    """The smallest ε with ``zcdp_delta(ρ, ε) ≤ δ``, to one unit in the last place and on the safe side
+    (bisection over the bits of ε); never above ``zcdp_epsilon_simple``."""
     rho = check.positive_finite(rho, "rho")
     delta = check.open_unit(delta, "delta")
-    upper = zcdp_epsilon_simple(rho, delta)
     if zcdp_delta(rho, 0.0) <= delta:
         return 0.0
-    return float(optimize.brentq(lambda e: zcdp_delta(rho, e) - delta, 0.0, upper, xtol=1e-12))
+
+    def meets(epsilon: float) -> bool:
+        return zcdp_delta(rho, epsilon) <= delta
+
+    upper = zcdp_epsilon_simple(rho, delta)
+    lo, hi = bracket(meets, upper, lower=1e-300, upper=max(2 * upper, 1e-300), what="epsilon")
+    return smallest_true(meets, lo, hi)
 
 
 def zcdp_epsilon_simple(rho: float, delta: float) -> float:
