@@ -16,6 +16,7 @@ st.set_page_config(
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/explorer.py", title="Mechanism explorer", icon=":material/compare:"),
+    st.Page("pages/risk.py", title="What does ε mean?", icon=":material/psychology_alt:"),
 ]
 
 page = st.navigation(PAGES)

@@ -89,3 +89,98 @@ def accuracy_curve_figure(
         yaxis={"type": "log", "title": "half-width ±a"},
     )
     return figure
+
+
+def posterior_figure(
+    *, prior: float, epsilons: np.ndarray, posteriors: np.ndarray, marks: list[tuple[str, float, float]]
+) -> go.Figure:
+    """The attacker's largest belief against ε (log axis), with labelled marks (label, ε, posterior)."""
+    figure = go.Figure()
+    figure.add_scatter(
+        x=epsilons, y=posteriors, mode="lines", name="largest possible belief",
+        line={"color": "#D55E00", "width": 3}, hovertemplate="ε = %{x:.3g}: at most %{y:.1%}",
+    )  # fmt: skip
+    figure.add_hline(y=prior, line={"color": "#0072B2", "dash": "dash"}, annotation_text=f"prior {prior:.0%}")
+    for label, epsilon, posterior in marks:
+        figure.add_scatter(
+            x=[epsilon], y=[posterior], mode="markers+text", name=label, text=[label],
+            textposition="top left", marker={"size": 11, "color": "#000"},
+            hovertemplate=f"{label}: ε = %{{x:.3g}}, belief at most %{{y:.1%}}<extra></extra>",
+        )  # fmt: skip
+    figure.update_layout(
+        **{**_LAYOUT, "hovermode": "closest"},
+        title="How sure can an attacker become that a person is in the data?",
+        xaxis={"type": "log", "title": "ε"},
+        yaxis={"title": "attacker's belief", "tickformat": ".0%", "range": [0, 1.02]},
+        showlegend=False,
+    )
+    return figure
+
+
+def tradeoff_figure(*, fpr: np.ndarray, max_tpr: np.ndarray, epsilon: float, delta: float) -> go.Figure:
+    """Best detection rate against false-positive rate; the region (ε, δ)-DP rules out shaded."""
+    figure = go.Figure()
+    figure.add_scatter(x=fpr, y=np.ones_like(fpr), mode="lines", line={"width": 0}, showlegend=False,
+                       hoverinfo="skip")  # fmt: skip
+    figure.add_scatter(
+        x=fpr, y=max_tpr, mode="lines", fill="tonexty", fillcolor="rgba(213,94,0,0.18)",
+        line={"color": "#D55E00", "width": 3}, name="best possible attacker",
+        hovertemplate="at %{x:.1%} false positives the best attacker detects at most %{y:.1%}<extra></extra>",
+    )  # fmt: skip
+    figure.add_scatter(
+        x=[0, 1], y=[0, 1], mode="lines", line={"color": "#888", "dash": "dot"}, name="random guessing",
+        hoverinfo="skip",
+    )  # fmt: skip
+    figure.add_annotation(x=0.25, y=0.9, text="ruled out by DP", showarrow=False, font={"color": "#D55E00"})
+    figure.update_layout(
+        **{**_LAYOUT, "hovermode": "closest"},
+        title=f"Membership tests under (ε = {epsilon:g}, δ = {delta:g})-DP",
+        xaxis={"title": "false-positive rate", "tickformat": ".0%", "range": [0, 1]},
+        yaxis={"title": "detection rate (true positives)", "tickformat": ".0%", "range": [0, 1]},
+    )
+    return figure
+
+
+def icon_array_figure(*, before: int, after: int) -> go.Figure:
+    """100 people in a 10×10 grid, fixed dot size: ``before`` found without the release, up to
+    ``after`` with it."""
+    index = np.arange(100)
+    x, y = index % 10, 9 - index // 10
+    groups = [
+        ("right without the release", index < before, "#0072B2"),
+        ("at most this many more with it", (index >= before) & (index < after), "#D55E00"),
+        ("others", index >= after, "#D9D9D9"),
+    ]
+    figure = go.Figure()
+    for name, mask, colour in groups:
+        figure.add_scatter(
+            x=x[mask], y=y[mask], mode="markers", name=name, hoverinfo="skip",
+            marker={"size": 22, "color": colour, "symbol": "circle"},
+        )  # fmt: skip
+    figure.update_layout(
+        **{**_LAYOUT, "hovermode": False, "margin": {"l": 10, "r": 10, "t": 10, "b": 60}},
+        xaxis={"visible": False, "range": [-0.7, 9.7]},
+        yaxis={"visible": False, "range": [-0.7, 9.7], "scaleanchor": "x"},
+        height=380,
+    )
+    return figure
+
+
+def reference_figure(points: list[tuple[str, float]], current_epsilon: float) -> go.Figure:
+    """Reference ε values on one log axis, with the current ε."""
+    figure = go.Figure()
+    for i, (label, epsilon) in enumerate(points):
+        figure.add_scatter(
+            x=[epsilon], y=[i], mode="markers+text", text=[f"{label} (ε = {epsilon:.3g})"],
+            textposition="middle right" if epsilon < 3 else "middle left",
+            marker={"size": 12, "color": "#0072B2"}, showlegend=False,
+            hoverinfo="skip",
+        )  # fmt: skip
+    figure.add_vline(x=current_epsilon, line={"color": "#D55E00", "width": 3}, annotation_text="your ε")
+    figure.update_layout(
+        **{**_LAYOUT, "hovermode": False, "margin": {"l": 10, "r": 10, "t": 30, "b": 50}},
+        xaxis={"type": "log", "title": "ε", "range": [-2.2, 2.0]},
+        yaxis={"visible": False, "range": [-0.7, len(points) - 0.3]},
+        height=70 + 45 * len(points),
+    )
+    return figure

@@ -1,0 +1,128 @@
+"""What does ε mean? The attacker's view of a privacy budget, in pictures and plain words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dpdash import risk
+from dpdash.mechanisms import Laplace
+from ui.charts import icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
+from ui.widgets import delta_control, epsilon_control
+
+st.title("What does ε mean?")
+st.caption(
+    "Differential privacy limits what anyone can learn about one person from a release, whatever else "
+    "they know. These pictures turn ε into the attacker's odds. ε here protects one unit of privacy: "
+    "a record, or a person with all their records when rows per person are bounded."
+)
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    epsilon = epsilon_control("risk_epsilon")
+with right:
+    prior = st.slider(
+        "Attacker's belief before the release that a given person is in the data",
+        min_value=0.01, max_value=0.99, value=0.5, step=0.01, format="%.2f", key="risk_prior",
+    )  # fmt: skip
+    delta = delta_control("risk_delta")
+if epsilon is None:
+    st.stop()
+
+posterior = float(risk.posterior_bound(prior, epsilon))
+icons = risk.icon_array(prior, epsilon)
+
+st.subheader("The attacker's odds")
+st.markdown(
+    f"Before the release an attacker thinks a person is in the data with probability **{prior:.0%}**. "
+    f"After an ε = {epsilon:g} release, whatever they see, they can be at most **{posterior:.1%}** sure "
+    f"(the odds grow by at most e^ε ≈ {np.exp(epsilon):.3g}×; pure ε-DP, Kasiviswanathan & Smith 2014)."
+)
+picture, words = st.columns([2, 3], gap="large")
+with picture:
+    st.plotly_chart(icon_array_figure(before=icons.before, after=icons.after), key="risk_icons")
+with words:
+    st.markdown(f"#### {icons.sentence()}")
+    st.caption(
+        "Each dot is a person who is in the data with the attacker's prior probability. Blue: the attacker "
+        "is right about them without the release. Orange: the most the release can add (rounded up)."
+    )
+epsilons = np.geomspace(0.01, 10, 200)
+curve = risk.posterior_table([prior], epsilons)[0]
+st.plotly_chart(
+    posterior_figure(
+        prior=prior, epsilons=epsilons, posteriors=curve, marks=[("your ε", epsilon, posterior)]
+    ),
+    key="risk_posterior_chart",
+)
+
+st.subheader("Prior → posterior")
+priors = np.array([0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9])
+columns = sorted({0.1, 0.5, 1.0, 2.0, 5.0, round(epsilon, 6)})
+table = pd.DataFrame(
+    risk.posterior_table(priors, columns),
+    index=[f"{p:.0%}" for p in priors],
+    columns=[f"ε = {e:g}" for e in columns],
+)
+current = f"ε = {round(epsilon, 6):g}"
+st.dataframe(
+    table.style.format("{:.1%}").set_properties(subset=[current], **{"background-color": "#fde2cf"}),
+    key="risk_table",
+)
+st.caption(f"Rows: the attacker's prior; columns: ε. Your ε ({epsilon:g}) is highlighted.")
+
+st.subheader("The best possible membership test")
+fpr = np.linspace(0, 1, 401)
+max_tpr = risk.max_detection_rate(fpr, epsilon, delta)
+at_one_percent = float(risk.max_detection_rate(0.01, epsilon, delta))
+st.plotly_chart(tradeoff_figure(fpr=fpr, max_tpr=max_tpr, epsilon=epsilon, delta=delta), key="risk_tradeoff")
+st.markdown(
+    f"At **1% false positives** the best attacker detects at most **{at_one_percent:.1%}** of the people "
+    f"who are in the data (ε = {epsilon:g}, δ = {delta:g}; Kairouz, Oh & Viswanath 2015). Random guessing "
+    "detects 1%."
+)
+
+st.subheader("Reference points")
+points = [(p.label, p.epsilon) for p in risk.REFERENCE_POINTS]
+st.plotly_chart(reference_figure(points, epsilon), key="risk_reference_chart")
+st.dataframe(
+    pd.DataFrame(
+        [
+            {"reference": p.label, "ε": p.epsilon, "δ": p.delta, "unit of privacy": p.unit,
+             "time window": p.window, "source": p.source}
+            for p in risk.REFERENCE_POINTS
+        ]
+    ),
+    hide_index=True,
+    column_config={"ε": st.column_config.NumberColumn(format="%.3g"),
+                   "δ": st.column_config.NumberColumn(format="%.0e")},
+    key="risk_reference_table",
+)  # fmt: skip
+
+st.subheader("Worked examples from the textbook")
+with st.expander("Is Alice, who has diabetes, in the data? (neighbouring datasets)", expanded=True):
+    st.markdown(
+        "Two datasets differ only in Alice's record: the count of people with diabetes is 100 without her "
+        f"and 101 with her. A Laplace release (ε = {epsilon:g}, sensitivity 1) has these two densities; at "
+        f"every output their ratio is at most e^ε ≈ {np.exp(epsilon):.3g}, so no output tells the two "
+        "datasets apart with confidence."
+    )
+    noise = Laplace(epsilon=epsilon, sensitivity=1.0).noise
+    span = max(5.0, float(noise.isf(0.002)))
+    x = np.linspace(100 - span, 101 + span, 600)
+    figure = go.Figure()
+    figure.add_scatter(x=x, y=noise.pdf(x - 100), name="without Alice (count 100)", line={"color": "#0072B2"})
+    figure.add_scatter(x=x, y=noise.pdf(x - 101), name="with Alice (count 101)", line={"color": "#D55E00"})
+    figure.update_layout(template="plotly_white", xaxis_title="released count", yaxis_title="density",
+                         legend={"orientation": "h", "y": -0.25}, margin={"t": 20})  # fmt: skip
+    st.plotly_chart(figure, key="risk_alice_chart")
+with st.expander("10 000 name counts at once"):
+    names = Laplace(epsilon=epsilon, sensitivity=1.0)
+    st.markdown(
+        f"Release 10 000 counts (each person in one count) with Laplace noise at ε = {epsilon:g}. With 95% "
+        f"probability **all** of them are within **±{names.accuracy(0.95, 10_000):.2f}** of the truth "
+        f"(exact), or ±{names.accuracy_union_bound(0.95, 10_000):.2f} by the textbook union bound "
+        "ln(10 000/0.05)/ε (Dwork & Roth, Thm 3.8). At ε = 1 these are 12.18 and 12.21."
+    )
