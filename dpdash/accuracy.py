@@ -81,3 +81,10 @@ def smallest_integer(predicate: Callable[[int], bool], guess: float, lower: int 
         else:
             m, step = m - 1, 1
     return m
+
+
+def integer_half_width(log_abs_tail: Callable[[int], float], tail: float, guess: float) -> int:
+    """The smallest integer a ≥ 0 with Pr[|Z| > a] ≤ ``tail``, given m ↦ ln Pr[|Z| > m] (non-increasing)
+    and a continuous ``guess`` to start from."""
+    log_target = math.log(tail)
+    return smallest_integer(lambda m: log_abs_tail(m) <= log_target, guess)

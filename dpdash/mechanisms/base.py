@@ -164,6 +164,18 @@ class NoiseMechanism(ABC):
         lo, hi = bracket(meets, guess, what=f"epsilon for accuracy alpha={alpha:g}")
         return build(smallest_true(meets, lo, hi))
 
+    @classmethod
+    def _first_meeting(
+        cls, epsilon: float, alpha: float, confidence: float, k: int, **params: Any
+    ) -> Self:
+        """The mechanism at ``epsilon`` (a closed-form answer), stepped up one ulp at a time until its
+        accuracy is ≤ α: rounding in the closed form can leave it one ulp short."""
+        mechanism = cls(epsilon=epsilon, **params)
+        while mechanism.accuracy(confidence, k) > alpha:
+            epsilon = math.nextafter(epsilon, math.inf)
+            mechanism = cls(epsilon=epsilon, **params)
+        return mechanism
+
     # ---- simulation (previews only) --------------------------------------------------------------
     @abstractmethod
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:

@@ -15,7 +15,7 @@ from scipy import special
 from dpdash import _validation as check
 from dpdash import sampling
 from dpdash._search import bracket, smallest_true
-from dpdash.accuracy import smallest_integer
+from dpdash.accuracy import integer_half_width, smallest_integer
 from dpdash.mechanisms.base import NoiseMechanism
 from dpdash.mechanisms.gaussian import analytic_gaussian_sigma
 from dpdash.mechanisms.grid import ReleasePlan
@@ -162,9 +162,8 @@ class DiscreteGaussianNoise:
 
     def half_width(self, tail: float) -> int:
         """The smallest integer a ≥ 0 with Pr[|X| > a] ≤ tail."""
-        guess = self.sigma * float(special.ndtri(1.0 - tail / 2.0))
-        log_target = math.log(tail)
-        return smallest_integer(lambda m: self.log_abs_tail(m) <= log_target, guess)
+        guess = self.sigma * float(special.ndtri(1.0 - tail / 2.0))  # the continuous Gaussian's
+        return integer_half_width(self.log_abs_tail, tail, guess)
 
     def sample(self, shape: tuple[int, ...]) -> np.ndarray:
         """Exact draws on OS randomness (``dpdash.sampling.discrete_gaussian``; the float σ taken as the

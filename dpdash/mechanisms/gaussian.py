@@ -179,11 +179,7 @@ class Gaussian(NoiseMechanism):
                 f"accuracy alpha={alpha!r} needs epsilon={epsilon:.4g} under the classic Gaussian "
                 "calibration, which is proven only for ε < 1; use calibration='analytic'"
             )
-        mechanism = cls(epsilon=epsilon, sensitivity=delta2, **params)
-        while mechanism.accuracy(confidence, k) > alpha:
-            epsilon = math.nextafter(epsilon, math.inf)
-            mechanism = cls(epsilon=epsilon, sensitivity=delta2, **params)
-        return mechanism
+        return cls._first_meeting(epsilon, alpha, confidence, k, sensitivity=delta2, **params)
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return rng.normal(0.0, self.scale, size)

@@ -13,7 +13,7 @@ from scipy import stats
 
 from dpdash import _validation as check
 from dpdash import sampling
-from dpdash.accuracy import smallest_integer
+from dpdash.accuracy import integer_half_width
 from dpdash.mechanisms.base import NoiseMechanism
 from dpdash.mechanisms.grid import ReleasePlan
 
@@ -39,10 +39,9 @@ class DiscreteLaplaceNoise:
 
     def half_width(self, tail: float) -> int:
         """The smallest integer a ≥ 0 with Pr[|Z| > a] ≤ tail."""
-        log_target = math.log(tail)
         # Continuous solution of 2r^(m+1)/(1+r) = t, then an exact integer check around it.
-        guess = (log_target - self.log_abs_tail(0)) / self._log_r
-        return smallest_integer(lambda m: self.log_abs_tail(m) <= log_target, guess)
+        guess = (math.log(tail) - self.log_abs_tail(0)) / self._log_r
+        return integer_half_width(self.log_abs_tail, tail, guess)
 
     def sample(self, shape: tuple[int, ...]) -> np.ndarray:
         return sampling.discrete_laplace(self.scale, shape)

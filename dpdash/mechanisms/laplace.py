@@ -84,12 +84,7 @@ class Laplace(NoiseMechanism):
         alpha = cls._check_alpha(alpha)
         delta1 = check.positive_finite(sensitivity, "sensitivity")
         epsilon = delta1 * -math.log(simultaneous_tail(confidence, k)) / alpha
-        mechanism = cls(epsilon=epsilon, sensitivity=delta1, **params)
-        # Rounding can leave the accuracy one ulp above α: step ε up until it is not.
-        while mechanism.accuracy(confidence, k) > alpha:
-            epsilon = math.nextafter(epsilon, math.inf)
-            mechanism = cls(epsilon=epsilon, sensitivity=delta1, **params)
-        return mechanism
+        return cls._first_meeting(epsilon, alpha, confidence, k, sensitivity=delta1, **params)
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return rng.laplace(0.0, self.scale, size)

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from dpdash import _validation as check
 from dpdash import sampling
-from dpdash.accuracy import smallest_integer
+from dpdash.accuracy import integer_half_width
 from dpdash.errors import ParameterError
 from dpdash.mechanisms.base import NoiseMechanism
 from dpdash.mechanisms.grid import ReleasePlan, grid_for
@@ -195,9 +195,8 @@ class DiscreteStaircaseNoise:
 
     def half_width(self, tail: float) -> int:
         """The smallest integer a ≥ 0 with Pr[|Z| > a] ≤ tail."""
-        log_target = math.log(tail)
-        guess = self.width * (math.log(2.0 / tail) / self.epsilon - 1.0)
-        return smallest_integer(lambda m: self.log_abs_tail(m) <= log_target, guess)
+        guess = self.width * (math.log(2.0 / tail) / self.epsilon - 1.0)  # whole stairs only
+        return integer_half_width(self.log_abs_tail, tail, guess)
 
     def sample(self, shape: tuple[int, ...]) -> np.ndarray:
         """Exact draws on OS randomness (``dpdash.sampling``): a stair G with Pr[G ≥ g] = e^(−εg), a
