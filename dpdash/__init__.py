@@ -12,7 +12,7 @@ The core library of the dpdash dashboard; it never imports Streamlit and works f
 ``dpdash.sampling`` on the operating system's randomness.
 """
 
-from dpdash import accuracy, comparison, conversions, risk, sampling
+from dpdash import accuracy, comparison, conversions, preview, risk, sampling
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.mechanisms import (
     DiscreteGaussian,
@@ -38,6 +38,7 @@ __all__ = [
     "comparison",
     "conversions",
     "optimal_gamma",
+    "preview",
     "risk",
     "sampling",
 ]
