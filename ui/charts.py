@@ -184,3 +184,86 @@ def reference_figure(points: list[tuple[str, float]], current_epsilon: float) ->
         height=70 + 45 * len(points),
     )
     return figure
+
+
+def quantile_dotplot_figure(
+    dots: np.ndarray, true_values: np.ndarray | None, labels: list[str], *, half_width: float | None = None
+) -> go.Figure:
+    """One strip per answer: its possible releases as equal-probability dots (stacked where they
+    fall in the same bin, fixed dot size), the true value as a red tick (data owner only) and the
+    ± half-width as a band."""
+    n_rows, n_dots = dots.shape
+    figure = go.Figure()
+    span = float(np.ptp(dots)) or 1.0
+    width = span / 40.0
+    for i in range(n_rows):
+        bins = np.round((dots[i] - dots[i].min()) / width)
+        stack = np.zeros(n_dots)
+        for value in np.unique(bins):
+            members = np.flatnonzero(bins == value)
+            stack[members] = np.arange(members.size)
+        figure.add_scatter(
+            x=dots[i], y=i + 0.12 * stack - 0.3, mode="markers", showlegend=i == 0,
+            name=f"possible release (each dot: 1 in {n_dots})",
+            marker={"size": 9, "color": "#0072B2", "line": {"width": 0}},
+            hovertemplate=f"{labels[i]}: a 1-in-{n_dots} chance near %{{x:.4g}}<extra></extra>",
+        )  # fmt: skip
+        if true_values is not None:
+            figure.add_scatter(
+                x=[true_values[i]], y=[i - 0.05], mode="markers", showlegend=i == 0,
+                name="true value (owner only)", marker={"symbol": "line-ns", "size": 26,
+                "line": {"width": 3, "color": "#D55E00"}},
+                hovertemplate=f"{labels[i]}: true value %{{x:.4g}}<extra></extra>",
+            )  # fmt: skip
+            if half_width is not None:
+                figure.add_shape(
+                    type="rect", x0=true_values[i] - half_width, x1=true_values[i] + half_width,
+                    y0=i - 0.42, y1=i + 0.42, line={"width": 0}, fillcolor="rgba(0,114,178,0.08)",
+                )  # fmt: skip
+    figure.update_layout(
+        **{**_LAYOUT, "hovermode": "closest"},
+        title="Possible releases (simulated: spends no budget)",
+        xaxis_title="released value",
+        yaxis={"tickmode": "array", "tickvals": list(range(n_rows)), "ticktext": labels,
+               "range": [-0.6, n_rows - 0.2], "autorange": "reversed"},
+        height=max(260, 70 * n_rows + 140),
+    )  # fmt: skip
+    return figure
+
+
+def possible_release_animation(
+    draws: np.ndarray, true_values: np.ndarray | None, labels: list[str]
+) -> go.Figure:
+    """An animated bar chart: each frame one possible (simulated) release, with Play and Stop."""
+    frames = [
+        go.Frame(data=[go.Bar(x=labels, y=draw, marker_color="#0072B2", name="possible release")],
+                 name=str(i))
+        for i, draw in enumerate(draws)
+    ]  # fmt: skip
+    figure = go.Figure(
+        data=[go.Bar(x=labels, y=draws[0], marker_color="#0072B2", name="possible release")], frames=frames
+    )
+    if true_values is not None:
+        figure.add_scatter(
+            x=labels, y=true_values, mode="markers", name="true value (owner only)",
+            marker={"symbol": "line-ew", "size": 30, "line": {"width": 3, "color": "#D55E00"}},
+        )  # fmt: skip
+    low = float(min(draws.min(), 0 if true_values is None else true_values.min()))
+    high = float(max(draws.max(), 0 if true_values is None else true_values.max()))
+    pad = 0.08 * (high - low or 1.0)
+    figure.update_layout(
+        **_LAYOUT,
+        title="One possible release at a time (simulated: spends no budget)",
+        yaxis={"range": [low - pad, high + pad], "title": "value"},
+        updatemenus=[{
+            "type": "buttons", "direction": "left", "x": 0, "y": 1.18, "showactive": False,
+            "buttons": [
+                {"label": "▶ Play", "method": "animate",
+                 "args": [None, {"frame": {"duration": 600, "redraw": True}, "fromcurrent": True,
+                                 "transition": {"duration": 250}}]},
+                {"label": "■ Stop", "method": "animate",
+                 "args": [[None], {"frame": {"duration": 0, "redraw": False}, "mode": "immediate"}]},
+            ],
+        }],
+    )  # fmt: skip
+    return figure
