@@ -12,33 +12,53 @@ The core library of the dpdash dashboard; it never imports Streamlit and works f
 ``dpdash.sampling`` on the operating system's randomness.
 """
 
-from dpdash import accuracy, comparison, conversions, preview, risk, sampling
+from dpdash import accuracy, comparison, conversions, datasets, loading, preview, queries, risk, sampling
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
+from dpdash.facts import Facts, Neighbours
 from dpdash.mechanisms import (
     DiscreteGaussian,
+    ExponentialMechanism,
     Gaussian,
     Geometric,
     Laplace,
     NoiseMechanism,
+    PermuteAndFlip,
+    RandomizedResponse,
+    ReportNoisyMax,
     Staircase,
+    VectorMechanism,
     optimal_gamma,
 )
+from dpdash.release import Release, dataset_fingerprint, release
 
 __all__ = [
     "DPDashError",
     "DiscreteGaussian",
+    "ExponentialMechanism",
+    "Facts",
     "Gaussian",
     "Geometric",
     "Laplace",
+    "Neighbours",
     "NoiseMechanism",
     "ParameterError",
     "ParameterTypeError",
+    "PermuteAndFlip",
+    "RandomizedResponse",
+    "Release",
+    "ReportNoisyMax",
     "Staircase",
+    "VectorMechanism",
     "accuracy",
     "comparison",
     "conversions",
+    "dataset_fingerprint",
+    "datasets",
+    "loading",
     "optimal_gamma",
     "preview",
+    "queries",
+    "release",
     "risk",
     "sampling",
 ]

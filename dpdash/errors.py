@@ -7,7 +7,14 @@ wrong type), as diffprivlib's ``BudgetError(ValueError)`` does.
 
 from __future__ import annotations
 
-__all__ = ["DPDashError", "ParameterError", "ParameterTypeError"]
+__all__ = [
+    "BudgetExceededError",
+    "DPDashError",
+    "LedgerError",
+    "ParameterError",
+    "ParameterTypeError",
+    "UnsupportedEventError",
+]
 
 
 class DPDashError(Exception):
@@ -20,3 +27,34 @@ class ParameterError(DPDashError, ValueError):
 
 class ParameterTypeError(DPDashError, TypeError):
     """A parameter has the wrong type (e.g. ``epsilon="abc"``)."""
+
+
+class BudgetExceededError(DPDashError, ValueError):
+    """A release (or a plan) would spend more privacy budget than remains; nothing was recorded.
+
+    The message says what remains. Attributes (``None`` where not known):
+        remaining_epsilon: the ε still unspent at the budget's δ, under the dataset's accountant.
+        requested_epsilon: the total ε the release would have brought the dataset to.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        remaining_epsilon: float | None = None,
+        requested_epsilon: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.remaining_epsilon = remaining_epsilon
+        self.requested_epsilon = requested_epsilon
+
+
+class UnsupportedEventError(DPDashError, ValueError):
+    """An accountant cannot account for an event; the message names the event and says why."""
+
+
+class LedgerError(DPDashError):
+    """A ledger file (or an exported ledger) is corrupted, foreign, newer than this dpdash, or inconsistent.
+
+    The file is left exactly as it was.
+    """

@@ -1,0 +1,476 @@
+"""What every query spec offers: a true answer for the data owner, and sensitivities from public facts.
+
+A query is a frozen, validated spec (a value: comparable, hashable, JSON round-trippable). It never
+reads its sensitivity from the data: every bound follows from the spec (bounds, categories, bins,
+keys, candidates) and its :class:`~dpdash.facts.Facts` (neighbour relation, c rows per person).
+
+How sensitivities are derived, once for every query. Each row contributes a vector v to the answer,
+from a set V that the spec fixes (0 ∈ V whenever a row can be dropped, e.g. for a missing value). A
+person owns at most c rows, so
+
+- add/remove: the answer moves by a sum of at most c vectors of V, hence Δ_p = c·max_(v ∈ V) ‖v‖_p;
+- substitute: by a sum of at most c differences v′ − v, hence Δ_p = c·max_(v, v′ ∈ V) ‖v′ − v‖_p;
+
+and both maxima are reached (a person's c rows may all be identical). For cell counts and sums with
+values in [L, U] spread over K cells (K = 1 for a plain count or sum), with M = max(|L|, |U|) and
+R = max(U, 0) − min(L, 0) (the range of one row's contribution, 0 included):
+
+=============  ==================  ===============================  ===============
+relation       ℓ1                  ℓ2                               one coordinate
+=============  ==================  ===============================  ===============
+add/remove     c·M                 c·M                              c·M
+substitute     c·max(2M, R) (K≥2)  c·max(√2·M, R) (K≥2)             c·R
+               c·R (K = 1)         c·R (K = 1)
+=============  ==================  ===============================  ===============
+
+A count is the case L = U = 1 with the row possibly not counted (M = R = 1): a histogram has ℓ1
+sensitivity c under add/remove and 2c under substitute, ℓ2 c and √2·c. A count of all rows under
+substitute has sensitivity 0: the number of rows is public under that relation.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.facts import Bins, Bounds, Facts, Truncation
+
+__all__ = [
+    "NOT_PRIVATE",
+    "CompositeQuery",
+    "DataReport",
+    "Evaluation",
+    "NumericQuery",
+    "Piece",
+    "Query",
+    "SelectionQuery",
+    "Sensitivities",
+    "cell_sensitivities",
+    "query_from_dict",
+]
+
+NOT_PRIVATE = "NOT PRIVATE: computed from the raw data, for the data owner's eyes only; never publish it"
+
+#: Query classes by ``kind``, for ``query_from_dict``.
+_REGISTRY: dict[str, type[Query]] = {}
+
+
+# ---- sensitivities ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sensitivities:
+    """ℓ1, ℓ2 and per-coordinate sensitivities, and how many coordinates one person can change."""
+
+    l1: float
+    l2: float
+    coordinate: float
+    changed_coordinates: int
+
+
+def cell_sensitivities(
+    *, rows_per_person: int, substitute: bool, cells: int, magnitude: float, spread: float
+) -> Sensitivities:
+    """The table of the module docstring: K = ``cells``, M = ``magnitude``, R = ``spread``."""
+    c = rows_per_person
+    if not substitute:
+        return Sensitivities(c * magnitude, c * magnitude, c * magnitude, min(c, cells))
+    if cells >= 2:
+        return Sensitivities(
+            c * max(2.0 * magnitude, spread),
+            c * max(math.sqrt(2.0) * magnitude, spread),
+            c * spread,
+            min(2 * c, cells),
+        )
+    return Sensitivities(c * spread, c * spread, c * spread, 1 if spread > 0 else 0)
+
+
+# ---- what evaluation returns -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DataReport:
+    """What the data did to a query: truncation, missing values, clipping and its bias.
+
+    NOT PRIVATE: every number here is computed from the raw data, for the data owner only. A release
+    never serialises it unless asked to (``Release.to_dict(include_private=True)``).
+
+    Attributes:
+        rows: rows in the table given.
+        rows_used: rows that entered the answer (after truncation, missing values and filters).
+        truncation: what enforcing the unit of privacy removed.
+        missing: rows dropped because a value the query reads is missing (NaN/None): counted, never silent.
+        clipped_below, clipped_above: values moved up to the lower bound / down to the upper bound.
+        clipping_bias: per coordinate, (answer with the declared clamping) − (answer without it).
+        outside: values outside the declared categories, bins or keys.
+        outside_policy: what happened to them: ``"other"`` (counted in the extra cell) or ``"drop"``.
+        empty_categories: declared categories (cells) with no row: their true count is 0.
+        notes: anything else the owner should know, in words.
+    """
+
+    label: ClassVar[str] = NOT_PRIVATE
+
+    rows: int
+    rows_used: int
+    truncation: Truncation
+    missing: int = 0
+    clipped_below: int = 0
+    clipped_above: int = 0
+    clipping_bias: tuple[float, ...] | None = None
+    outside: int = 0
+    outside_policy: str | None = None
+    empty_categories: tuple[Any, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (non-finite biases become ``None``), with the NOT PRIVATE label."""
+        bias = None if self.clipping_bias is None else [_json_float(b) for b in self.clipping_bias]
+        return {
+            "label": NOT_PRIVATE,
+            "rows": self.rows,
+            "rows_used": self.rows_used,
+            "truncation": {
+                "rows_in": self.truncation.rows_in,
+                "rows_kept": self.truncation.rows_kept,
+                "rows_truncated": self.truncation.rows_truncated,
+                "rows_missing_id": self.truncation.rows_missing_id,
+                "people": self.truncation.people,
+                "people_truncated": self.truncation.people_truncated,
+            },
+            "missing": self.missing,
+            "clipped_below": self.clipped_below,
+            "clipped_above": self.clipped_above,
+            "clipping_bias": bias,
+            "outside": self.outside,
+            "outside_policy": self.outside_policy,
+            "empty_categories": list(self.empty_categories),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """A query's true answer on a table (NOT PRIVATE) and the data owner's report.
+
+    ``values``: the true answer, one entry per coordinate (selection queries: the best candidate of
+    each selection). ``utilities``: selection queries only, the exact scores, one row per selection.
+    ``pieces``: composite queries only, the true answer of each piece.
+    """
+
+    values: np.ndarray
+    report: DataReport
+    utilities: tuple[np.ndarray, ...] | None = None
+    pieces: dict[str, np.ndarray] | None = None
+
+
+# ---- the base classes -------------------------------------------------------------------------------
+
+
+class Query(ABC):
+    """Base class of every query spec: frozen keyword-only dataclasses with a ``facts`` field."""
+
+    __slots__ = ()
+
+    kind: ClassVar[str]
+    facts: Facts
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if isinstance(kind, str):
+            _REGISTRY[kind] = cls
+
+    # ---- evaluation -----------------------------------------------------------------------------
+    @abstractmethod
+    def required_columns(self) -> tuple[str, ...]:
+        """The columns this query reads (besides the id column)."""
+
+    def evaluate(self, df: pd.DataFrame) -> Evaluation:
+        """The true answer and the data owner's report. NOT PRIVATE.
+
+        Raises:
+            ParameterError: an empty table, a missing column, a column of the wrong type.
+            ParameterTypeError: ``df`` is not a pandas DataFrame.
+        """
+        frame = check_frame(df)
+        for column in self.required_columns():
+            require_column(frame, column, self)
+        self._check_types(frame)
+        kept, truncation = self.facts.apply(frame)
+        return self._evaluate(kept, truncation)
+
+    def true_answer(self, df: pd.DataFrame) -> Any:
+        """The exact answer on ``df`` (after truncation, clamping and the declared policies). NOT PRIVATE."""
+        return self.evaluate(df).values
+
+    def _check_types(self, df: pd.DataFrame) -> None:  # noqa: B027 (a hook, empty by default)
+        """Refuse columns of the wrong type before anything is computed (default: nothing to check)."""
+
+    @abstractmethod
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        """Evaluation on the truncated table (columns checked)."""
+
+    # ---- description ----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """A short human label, e.g. "sum of income"."""
+        return self.kind
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as plain JSON data; ``query_from_dict`` rebuilds an equal spec."""
+        out: dict[str, Any] = {"type": self.kind}
+        for f in fields(self):  # type: ignore[arg-type]
+            if f.init:
+                out[f.name] = _to_json(getattr(self, f.name))
+        return out
+
+
+class NumericQuery(Query):
+    """A query whose answer is a vector of numbers, released by adding noise.
+
+    Subclasses define ``labels`` and ``sensitivities``; the properties below read them.
+    """
+
+    __slots__ = ()
+
+    integer_valued: ClassVar[bool] = False
+
+    @property
+    @abstractmethod
+    def labels(self) -> tuple[str, ...]:
+        """One label per coordinate of the answer."""
+
+    @property
+    def dimension(self) -> int:
+        return len(self.labels)
+
+    @property
+    @abstractmethod
+    def sensitivities(self) -> Sensitivities:
+        """Exact ℓ1/ℓ2/coordinate sensitivities under ``facts`` (see the module docstring)."""
+
+    @property
+    def l1_sensitivity(self) -> float:
+        """Δ₁ = max ‖f(x) − f(x′)‖₁ over neighbours x, x′ (exact)."""
+        return self.sensitivities.l1
+
+    @property
+    def l2_sensitivity(self) -> float:
+        """Δ₂ = max ‖f(x) − f(x′)‖₂ over neighbours x, x′ (exact)."""
+        return self.sensitivities.l2
+
+    @property
+    def coordinate_sensitivity(self) -> float:
+        """Δ∞ = max over neighbours and coordinates i of |f_i(x) − f_i(x′)| (exact)."""
+        return self.sensitivities.coordinate
+
+    @property
+    def changed_coordinates(self) -> int:
+        """The largest number of coordinates one person can change."""
+        return self.sensitivities.changed_coordinates
+
+    def sensitivity(self, norm: str) -> float:
+        """The sensitivity in a mechanism's norm: ``"l1"``, ``"l2"`` or ``"coordinate"``."""
+        if norm == "l1":
+            return self.l1_sensitivity
+        if norm == "l2":
+            return self.l2_sensitivity
+        if norm == "coordinate":
+            return self.coordinate_sensitivity
+        raise ParameterError(f"norm must be one of ('l1', 'l2', 'coordinate'), got norm={norm!r}")
+
+    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
+        """Whether every possible answer is an integer (so integer mechanisms apply). Decided from the
+        spec and the column types (public schema), never from the values."""
+        return self.integer_valued
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One noisy part of a composite query: its name, its spec and its share of ε (and δ)."""
+
+    name: str
+    query: NumericQuery
+    share: float
+
+
+class CompositeQuery(Query):
+    """A query answered from several noisy pieces (e.g. a mean from a noisy sum and a noisy count).
+
+    The budget is split over ``pieces()`` by their ``share`` (basic composition: the shares add up to
+    1); the answer is ``combine`` of the noisy pieces, which is post-processing.
+    """
+
+    __slots__ = ()
+
+    integer_valued: ClassVar[bool] = False
+
+    @property
+    @abstractmethod
+    def labels(self) -> tuple[str, ...]: ...
+
+    @property
+    def dimension(self) -> int:
+        return len(self.labels)
+
+    @abstractmethod
+    def pieces(self) -> tuple[Piece, ...]:
+        """The noisy pieces and their shares of the budget."""
+
+    @abstractmethod
+    def combine(self, pieces: dict[str, np.ndarray]) -> np.ndarray:
+        """The answer from the pieces' (noisy or true) values: post-processing."""
+
+    @abstractmethod
+    def error_bound(self, pieces: dict[str, np.ndarray], half_widths: dict[str, np.ndarray]) -> np.ndarray:
+        """A bound on |combine(noisy) − true answer| per coordinate that holds whenever every piece is
+        within its half-width of its true value, computed from the noisy pieces only."""
+
+    @property
+    @abstractmethod
+    def combination(self) -> str:
+        """The formula of ``combine``, in words."""
+
+
+class SelectionQuery(Query):
+    """A query whose answer is chosen from public candidates by a selection mechanism.
+
+    The exponential mechanism, permute-and-flip and report-noisy-max read the exact integer
+    ``utilities`` of each candidate, their sensitivity Δu (``utility_sensitivities``, one per
+    selection) and ``monotone``. Utilities are integers (in the query's stated unit), so that the
+    selection probabilities ∝ exp(ε·u/(2Δu)) are those of exact rationals.
+    """
+
+    __slots__ = ()
+
+    @property
+    @abstractmethod
+    def candidates(self) -> tuple[Any, ...]:
+        """The public candidates (labels or values)."""
+
+    @property
+    @abstractmethod
+    def selections(self) -> tuple[str, ...]:
+        """One label per selection made (e.g. one per quantile); ε is split equally over them."""
+
+    @property
+    @abstractmethod
+    def utility_sensitivities(self) -> tuple[int, ...]:
+        """Δu of each selection: max over neighbours and candidates of |u(x, r) − u(x′, r)| (exact)."""
+
+    @property
+    def utility_sensitivity(self) -> int:
+        """The largest Δu over the selections."""
+        return max(self.utility_sensitivities)
+
+    @property
+    @abstractmethod
+    def monotone(self) -> bool:
+        """Whether, between neighbours, all utilities move in the same direction (then ε/Δu suffices)."""
+
+    @property
+    @abstractmethod
+    def utility_unit(self) -> str:
+        """What one unit of utility means, in words."""
+
+    def utilities(self, df: pd.DataFrame) -> tuple[np.ndarray, ...]:
+        """The exact integer utilities of every candidate, one array per selection. NOT PRIVATE."""
+        utilities = self.evaluate(df).utilities
+        assert utilities is not None
+        return tuple(np.asarray(u, dtype=np.int64) for u in utilities)
+
+
+# ---- data checks shared by the queries -----------------------------------------------------------------
+
+
+def check_frame(df: object) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise ParameterTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if len(df) == 0:
+        raise ParameterError(
+            "the table is empty (0 rows): there is nothing to release; check the file or the filter "
+            "that produced it"
+        )
+    return df
+
+
+def require_column(df: pd.DataFrame, column: str, query: Query) -> pd.Series:
+    if column not in df.columns:
+        names = [str(c) for c in df.columns]
+        shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+        raise ParameterError(
+            f"column {column!r} is not in the table, needed by {query.name} (columns: {shown})"
+        )
+    return df[column]
+
+
+def require_numeric(df: pd.DataFrame, column: str, query: Query) -> None:
+    series = df[column]
+    if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+        raise ParameterError(f"column {column!r} must be numeric for {query.name}, got dtype {series.dtype}")
+
+
+def numeric_values(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(float values, missing mask) of a numeric column; missing = NaN or None."""
+    missing = series.isna().to_numpy()
+    values = series.to_numpy(dtype=float, na_value=np.nan)
+    return values, missing
+
+
+def is_integer_column(df: pd.DataFrame | None, column: str) -> bool:
+    if df is None or column not in df.columns:
+        return False
+    dtype = df[column].dtype
+    return pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+
+
+def query_from_dict(data: dict[str, Any]) -> Query:
+    """Rebuild a query spec from ``Query.to_dict()``."""
+    if not isinstance(data, dict) or "type" not in data:
+        raise ParameterError(f"a query dict must have a 'type', got {data!r}")
+    kind = data["type"]
+    cls = _REGISTRY.get(kind)
+    if cls is None:
+        raise ParameterError(f"unknown query type {kind!r}; known: {sorted(_REGISTRY)}")
+    arguments = {k: v for k, v in data.items() if k != "type"}
+    return cls(**arguments)
+
+
+def as_facts(value: object) -> Facts:
+    if isinstance(value, Facts):
+        return value
+    if isinstance(value, dict):
+        return Facts.from_dict(value)
+    raise ParameterTypeError(f"facts must be a Facts (or its dict), got facts={value!r}")
+
+
+def column_name(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ParameterTypeError(f"{name} must be a column name (a non-empty string), got {name}={value!r}")
+    return value
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, Facts):
+        return value.to_dict()
+    if isinstance(value, Bounds):
+        return value.to_list()
+    if isinstance(value, Bins):
+        return list(value.edges)
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, tuple | list):
+        return [_to_json(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _json_float(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None

@@ -1,0 +1,377 @@
+"""Group-by count, sum and mean over public keys.
+
+The keys are declared (never read from the data: the set of groups that occur would itself leak).
+A row whose key is missing is dropped and counted; a key outside the declared list is dropped
+(``outside="drop"``, the default) or counted in an extra ``"(other)"`` group. Each row lands in one
+group, so the sensitivities are those of ``dpdash.queries.base`` with K groups: for a sum with
+values in [L, U], M = max(|L|, |U|), R = max(U, 0) − min(L, 0):
+
+- add/remove: c·M in ℓ1, ℓ2 and per group (a person's c rows may all fall in one group);
+- substitute: ℓ1 c·max(2M, R), ℓ2 c·max(√2·M, R) (a row may leave one group for another), per group
+  c·R; with a single group, c·R throughout.
+
+A group-by mean splits ε (and δ) between the group sums of the centred values and the group counts
+of non-missing values, half/half by default (the argument of ``dpdash.queries.sums``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from dpdash.errors import ParameterError
+from dpdash.facts import MAX_GROUPS, Bounds, Facts, Truncation, categories_tuple
+from dpdash.queries.base import (
+    CompositeQuery,
+    DataReport,
+    Evaluation,
+    NumericQuery,
+    Piece,
+    Sensitivities,
+    as_facts,
+    cell_sensitivities,
+    column_name,
+    is_integer_column,
+    require_numeric,
+)
+from dpdash.queries.histogram import OTHER, _count_sensitivities, _outside, cell_codes
+from dpdash.queries.sums import _bias, _shares, clamp_column
+
+__all__ = ["GroupByCount", "GroupByMean", "GroupBySum"]
+
+
+class _Grouped:
+    """Shared fields and checks: ``by``, ``keys``, ``outside``, ``facts``."""
+
+    __slots__ = ()
+
+    by: str
+    keys: tuple[Any, ...]
+    outside: str
+    facts: Facts
+
+    def _normalise_groups(self) -> None:
+        column_name(self.by, "by")
+        object.__setattr__(self, "facts", as_facts(self.facts))
+        object.__setattr__(self, "outside", _outside(self.outside))
+        object.__setattr__(self, "keys", categories_tuple(self.keys, f"keys of {self.by!r}"))
+        groups = len(self.keys) + (self.outside == "other")
+        if groups > MAX_GROUPS:
+            raise ParameterError(
+                f"group-by {self.by!r} would have {groups} groups; at most {MAX_GROUPS} are allowed"
+            )
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return tuple(str(k) for k in self.keys) + ((OTHER,) if self.outside == "other" else ())
+
+    def _codes(self, df: pd.DataFrame) -> tuple[np.ndarray, int, int]:
+        cells = cell_codes(df[self.by], categories=self.keys, outside=self.outside)
+        return cells.codes, cells.missing, cells.outside
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupByCount(_Grouped, NumericQuery):
+    """The number of rows per declared key of ``by``. Sensitivities as a histogram over the groups.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"region": ["N", "S", "N", "W"]})
+    >>> q = GroupByCount(by="region", keys=["N", "S", "E"])
+    >>> q.true_answer(df).tolist(), q.evaluate(df).report.outside
+    ([2, 1, 0], 1)
+    """
+
+    kind: ClassVar[str] = "group_by_count"
+    integer_valued: ClassVar[bool] = True
+
+    by: str
+    keys: tuple[Any, ...]
+    outside: str = "drop"
+    facts: Facts = field(default_factory=Facts)
+
+    def __post_init__(self) -> None:
+        self._normalise_groups()
+
+    @property
+    def name(self) -> str:
+        return f"count by {self.by}"
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.groups
+
+    def required_columns(self) -> tuple[str, ...]:
+        return (self.by,)
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        return _count_sensitivities(self.facts, len(self.groups))
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        codes, missing, outside = self._codes(df)
+        counts = np.bincount(codes[codes >= 0], minlength=len(self.groups)).astype(np.int64)
+        report = DataReport(
+            rows=truncation.rows_in,
+            rows_used=int(counts.sum()),
+            truncation=truncation,
+            missing=missing,
+            outside=outside,
+            outside_policy=self.outside,
+            empty_categories=tuple(k for k, n in zip(self.keys, counts, strict=False) if n == 0),
+        )
+        return Evaluation(counts, report)
+
+
+class _GroupedColumn(_Grouped):
+    __slots__ = ()
+
+    column: str
+    bounds: Bounds
+
+    def _normalise_column(self) -> None:
+        self._normalise_groups()
+        column_name(self.column, "column")
+        object.__setattr__(self, "bounds", Bounds.of(self.bounds, self.column))
+
+    def required_columns(self) -> tuple[str, ...]:
+        return (self.by, self.column)
+
+    def _check_types(self, df: pd.DataFrame) -> None:
+        require_numeric(df, self.column, self)  # type: ignore[arg-type]
+
+    def _group_sums(self, df: pd.DataFrame, centre: float) -> tuple[np.ndarray, np.ndarray, DataReport, Any]:
+        codes, key_missing, outside = self._codes(df)
+        data = clamp_column(df, self.column, self.bounds)
+        used = (codes >= 0) & data.present
+        clamped = np.zeros(len(df))
+        clamped[data.present] = data.values - centre
+        raw = np.full(len(df), np.nan)
+        raw[data.present] = data.raw
+        k = len(self.groups)
+        sums = np.bincount(codes[used], weights=clamped[used], minlength=k)
+        with np.errstate(invalid="ignore", over="ignore"):
+            raw_sums = np.bincount(codes[used], weights=raw[used] - centre, minlength=k)
+        counts = np.bincount(codes[used], minlength=k).astype(np.int64)
+        in_group = codes >= 0
+        report_args = {
+            "rows": 0,  # filled by the caller
+            "rows_used": int(used.sum()),
+            "missing": int((in_group & ~data.present).sum()) + key_missing,
+            "clipped_below": int((raw[used] < self.bounds.lower).sum()),
+            "clipped_above": int((raw[used] > self.bounds.upper).sum()),
+            "outside": outside,
+            "outside_policy": self.outside,
+            "empty_categories": tuple(k_ for k_, n in zip(self.keys, counts, strict=False) if n == 0),
+        }
+        return sums, counts, raw_sums, report_args
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupBySum(_GroupedColumn, NumericQuery):
+    """Σ clamp(x, L, U) of ``column`` per declared key of ``by`` (module docstring for sensitivities).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"region": ["N", "S", "N"], "income": [10.0, 500.0, 30.0]})
+    >>> q = GroupBySum(by="region", keys=["N", "S"], column="income", bounds=(0, 100))
+    >>> q.true_answer(df).tolist(), q.l1_sensitivity, q.evaluate(df).report.clipping_bias
+    ([40.0, 100.0], 100.0, (0.0, -400.0))
+    """
+
+    kind: ClassVar[str] = "group_by_sum"
+
+    by: str
+    keys: tuple[Any, ...]
+    column: str
+    bounds: Bounds
+    outside: str = "drop"
+    facts: Facts = field(default_factory=Facts)
+
+    def __post_init__(self) -> None:
+        self._normalise_column()
+
+    @property
+    def name(self) -> str:
+        return f"sum of {self.column} by {self.by}"
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.groups
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        return cell_sensitivities(
+            rows_per_person=self.facts.rows_per_person,
+            substitute=self.facts.substitute,
+            cells=len(self.groups),
+            magnitude=self.bounds.magnitude,
+            spread=self.bounds.spread,
+        )
+
+    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
+        return self.bounds.is_integer and is_integer_column(df, self.column)
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        sums, _, raw_sums, args = self._group_sums(df, 0.0)
+        args["rows"] = truncation.rows_in
+        bias = tuple(_bias(s, r) for s, r in zip(sums, raw_sums, strict=True))
+        return Evaluation(sums, DataReport(truncation=truncation, clipping_bias=bias, **args))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _GroupCentredSum(_GroupedColumn, NumericQuery):
+    """Σ (clamp(x) − m) per group: values in [−h, h] or 0, so M = h and R = 2h."""
+
+    kind: ClassVar[str] = "group_centred_sum"
+
+    @property
+    def name(self) -> str:
+        return f"centred sum of {self.column} by {self.by}"
+
+    by: str
+    keys: tuple[Any, ...]
+    column: str
+    bounds: Bounds
+    outside: str = "drop"
+    facts: Facts = field(default_factory=Facts)
+
+    def __post_init__(self) -> None:
+        self._normalise_column()
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.groups
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        h = self.bounds.half_width
+        return cell_sensitivities(
+            rows_per_person=self.facts.rows_per_person,
+            substitute=self.facts.substitute,
+            cells=len(self.groups),
+            magnitude=h,
+            spread=2.0 * h,
+        )
+
+    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
+        return (
+            self.bounds.is_integer and self.bounds.centre.is_integer() and is_integer_column(df, self.column)
+        )
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        sums, _, _, args = self._group_sums(df, self.bounds.centre)
+        args["rows"] = truncation.rows_in
+        return Evaluation(sums, DataReport(truncation=truncation, **args))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _GroupValidCount(_GroupedColumn, NumericQuery):
+    """The number of non-missing values of ``column`` per group: sensitivities as a histogram."""
+
+    kind: ClassVar[str] = "group_valid_count"
+    integer_valued: ClassVar[bool] = True
+
+    @property
+    def name(self) -> str:
+        return f"count of non-missing {self.column} by {self.by}"
+
+    by: str
+    keys: tuple[Any, ...]
+    column: str
+    bounds: Bounds
+    outside: str = "drop"
+    facts: Facts = field(default_factory=Facts)
+
+    def __post_init__(self) -> None:
+        self._normalise_column()
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.groups
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        return _count_sensitivities(self.facts, len(self.groups))
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        _, counts, _, args = self._group_sums(df, 0.0)
+        args["rows"] = truncation.rows_in
+        return Evaluation(counts, DataReport(truncation=truncation, **args))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupByMean(_GroupedColumn, CompositeQuery):
+    """The mean of clamp(x, L, U) per declared key: m + S̃_g/max(Ñ_g, 1) for each group g, from the
+    noisy group sums of clamp(x) − m and the noisy group counts of non-missing values (``split``: the
+    sums' share of ε and δ, default 1/2). A group with no value has true mean m = (L + U)/2.
+
+    Accuracy, closed form: group g is within (a_S + h·a_N)/max(Ñ_g, 1) whenever both pieces are within
+    their half-widths (h = (U − L)/2).
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"region": ["N", "S", "N"], "age": [20, 30, 60]})
+    >>> q = GroupByMean(by="region", keys=["N", "S", "E"], column="age", bounds=(0, 100))
+    >>> q.true_answer(df).tolist()
+    [40.0, 30.0, 50.0]
+    """
+
+    kind: ClassVar[str] = "group_by_mean"
+
+    by: str
+    keys: tuple[Any, ...]
+    column: str
+    bounds: Bounds
+    outside: str = "drop"
+    split: float = 0.5
+    facts: Facts = field(default_factory=Facts)
+
+    def __post_init__(self) -> None:
+        self._normalise_column()
+        object.__setattr__(self, "split", _shares(self.split, 2, "split")[0])
+
+    @property
+    def name(self) -> str:
+        return f"mean of {self.column} by {self.by}"
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.groups
+
+    def pieces(self) -> tuple[Piece, ...]:
+        common = {
+            "by": self.by,
+            "keys": self.keys,
+            "column": self.column,
+            "bounds": self.bounds,
+            "outside": self.outside,
+            "facts": self.facts,
+        }
+        return (
+            Piece("sum", _GroupCentredSum(**common), self.split),
+            Piece("count", _GroupValidCount(**common), 1.0 - self.split),
+        )
+
+    @property
+    def combination(self) -> str:
+        return "mean_g = (L + U)/2 + noisy centred sum_g / max(noisy count_g, 1)"
+
+    def combine(self, pieces: dict[str, np.ndarray]) -> np.ndarray:
+        n = np.maximum(np.asarray(pieces["count"], dtype=float), 1.0)
+        return self.bounds.centre + np.asarray(pieces["sum"], dtype=float) / n
+
+    def error_bound(self, pieces: dict[str, np.ndarray], half_widths: dict[str, np.ndarray]) -> np.ndarray:
+        n = np.maximum(np.asarray(pieces["count"], dtype=float), 1.0)
+        return (half_widths["sum"] + self.bounds.half_width * half_widths["count"]) / n
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        m = self.bounds.centre
+        sums, counts, raw_sums, args = self._group_sums(df, m)
+        args["rows"] = truncation.rows_in
+        pieces = {"sum": sums, "count": counts}
+        means = self.combine(pieces)
+        safe = np.maximum(counts, 1)
+        raw_means = m + raw_sums / safe
+        bias = tuple(_bias(a, b) for a, b in zip(means, raw_means, strict=True))
+        return Evaluation(means, DataReport(truncation=truncation, clipping_bias=bias, **args), pieces=pieces)

@@ -1,0 +1,294 @@
+"""Histograms (a categorical column with a public category list, or a numeric one with public bins) and
+two-way contingency tables.
+
+Each row falls into one cell or none (missing values are dropped and counted; values outside the
+declared categories or bins go to an extra ``"(other)"`` cell, or are dropped and counted, as
+``outside`` says). So a person moves at most c unit counts: ℓ1 sensitivity c under add/remove and
+2c under substitute (c rows each leave one cell for another), ℓ2 c and √2·c, one cell by at most c;
+one person changes at most min(c, K) cells under add/remove and min(2c, K) under substitute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from dpdash import _validation as check
+from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.facts import MAX_GROUPS, OUTSIDE_POLICIES, Bins, Facts, Truncation, categories_tuple
+from dpdash.queries.base import (
+    DataReport,
+    Evaluation,
+    NumericQuery,
+    Sensitivities,
+    as_facts,
+    cell_sensitivities,
+    column_name,
+    numeric_values,
+    require_numeric,
+)
+
+__all__ = ["OTHER", "Cells", "ContingencyTable", "Histogram", "cell_codes"]
+
+#: The label of the extra cell that collects values outside the declared categories or bins.
+OTHER = "(other)"
+
+
+@dataclass(frozen=True, slots=True)
+class Cells:
+    """Which cell each row falls in (−1: none), and why rows fell in none. NOT PRIVATE."""
+
+    codes: np.ndarray
+    missing: int
+    outside: int
+
+
+def cell_codes(
+    series: pd.Series,
+    *,
+    categories: tuple[Any, ...] | None = None,
+    bins: Bins | None = None,
+    outside: str = "other",
+) -> Cells:
+    """The cell of each value: its category's (or bin's) index; ``len(declared)`` for values outside
+    when ``outside="other"``; −1 for missing values and for values outside when ``outside="drop"``."""
+    missing = series.isna().to_numpy()
+    if bins is not None:
+        values, _ = numeric_values(series)
+        codes = bins.codes(np.where(missing, bins.edges[0], values))
+        declared = len(bins.edges) - 1
+    else:
+        assert categories is not None
+        codes = pd.Index(list(categories)).get_indexer(series.to_numpy(dtype=object)).astype(np.int64)
+        declared = len(categories)
+    codes = np.where(missing, -1, codes)
+    out = ~missing & (codes < 0)
+    if outside == "other":
+        codes = np.where(out, declared, codes)
+    return Cells(codes.astype(np.int64), int(missing.sum()), int(out.sum()))
+
+
+def _outside(value: object) -> str:
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"outside must be one of {OUTSIDE_POLICIES}, got outside={value!r}")
+    return check.one_of(value, "outside", OUTSIDE_POLICIES)
+
+
+def _count_sensitivities(facts: Facts, cells: int) -> Sensitivities:
+    s = cell_sensitivities(
+        rows_per_person=facts.rows_per_person, substitute=facts.substitute, cells=cells, magnitude=1, spread=1
+    )
+    coordinate = int(s.coordinate)
+    l1 = int(s.l1)
+    return Sensitivities(
+        l1, float(s.l2) if s.l2 != int(s.l2) else int(s.l2), coordinate, s.changed_coordinates
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Histogram(NumericQuery):
+    """Counts per declared category, or per bin of a numeric column.
+
+    Args:
+        column: the column.
+        categories: the public category list (give this or ``bins``). Categories that do not occur
+            get a true count of 0 (listed in the report).
+        bins: public bin edges e₀ < … < e_K (a :class:`~dpdash.facts.Bins` or a list): bins
+            [e_i, e_(i+1)), the last one closed.
+        outside: ``"other"`` (default): values outside the categories or bins are counted in an extra
+            ``"(other)"`` cell; ``"drop"``: they are dropped (and counted in the report).
+        facts: neighbour relation and unit of privacy.
+
+    Sensitivities: module docstring. At most 10 000 cells.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"blood": ["A", "O", "O", "AB", None, "X"]})
+    >>> q = Histogram(column="blood", categories=["A", "B", "AB", "O"])
+    >>> q.labels, q.true_answer(df).tolist()
+    (('A', 'B', 'AB', 'O', '(other)'), [1, 0, 1, 2, 1])
+    >>> q.l1_sensitivity, q.l2_sensitivity
+    (1, 1)
+    >>> r = q.evaluate(df).report
+    >>> r.missing, r.outside, r.empty_categories
+    (1, 1, ('B',))
+    """
+
+    kind: ClassVar[str] = "histogram"
+    integer_valued: ClassVar[bool] = True
+
+    column: str
+    categories: tuple[Any, ...] | None = None
+    bins: Bins | None = None
+    outside: str = "other"
+    facts: Facts = field(default_factory=Facts)
+
+    def __post_init__(self) -> None:
+        column_name(self.column, "column")
+        object.__setattr__(self, "facts", as_facts(self.facts))
+        object.__setattr__(self, "outside", _outside(self.outside))
+        if (self.categories is None) == (self.bins is None):
+            raise ParameterError(
+                f"give exactly one of categories and bins for the histogram of {self.column!r}, got "
+                f"categories={self.categories!r}, bins={self.bins!r}"
+            )
+        if self.categories is not None:
+            object.__setattr__(
+                self, "categories", categories_tuple(self.categories, f"categories of {self.column!r}")
+            )
+        if self.bins is not None and not isinstance(self.bins, Bins):
+            object.__setattr__(self, "bins", Bins(tuple(self.bins)))
+        if len(self.labels) > MAX_GROUPS:
+            raise ParameterError(
+                f"the histogram of {self.column!r} would have {len(self.labels)} cells; at most "
+                f"{MAX_GROUPS} are allowed"
+            )
+
+    @property
+    def name(self) -> str:
+        return f"histogram of {self.column}"
+
+    @property
+    def declared(self) -> tuple[str, ...]:
+        if self.bins is not None:
+            return self.bins.labels
+        return tuple(str(c) for c in self.categories or ())
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.declared + ((OTHER,) if self.outside == "other" else ())
+
+    def required_columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def _check_types(self, df: pd.DataFrame) -> None:
+        if self.bins is not None:
+            require_numeric(df, self.column, self)
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        return _count_sensitivities(self.facts, len(self.labels))
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        cells = cell_codes(df[self.column], categories=self.categories, bins=self.bins, outside=self.outside)
+        counts = np.bincount(cells.codes[cells.codes >= 0], minlength=len(self.labels)).astype(np.int64)
+        declared = self.declared
+        empty = tuple(
+            (self.categories[i] if self.categories is not None else declared[i])
+            for i in range(len(declared))
+            if counts[i] == 0
+        )
+        report = DataReport(
+            rows=truncation.rows_in,
+            rows_used=int(counts.sum()),
+            truncation=truncation,
+            missing=cells.missing,
+            outside=cells.outside,
+            outside_policy=self.outside,
+            empty_categories=empty,
+        )
+        return Evaluation(counts, report)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContingencyTable(NumericQuery):
+    """Counts per pair of categories of two columns (a two-way table), flattened row by row.
+
+    Args:
+        columns: the two columns (rows of the table, then its columns).
+        categories: the public category list of each.
+        outside: ``"other"``: a value outside its list goes to that side's ``"(other)"`` category;
+            ``"drop"``: the row is dropped (counted). Rows with a missing value are dropped (counted).
+
+    Sensitivities as a histogram over the K₁·K₂ cells (module docstring); at most 10 000 cells.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"sex": ["F", "M", "F"], "smoker": ["yes", "no", "no"]})
+    >>> cats = (("F", "M"), ("yes", "no"))
+    >>> q = ContingencyTable(columns=("sex", "smoker"), categories=cats, outside="drop")
+    >>> dict(zip(q.labels, q.true_answer(df).tolist()))
+    {'F × yes': 1, 'F × no': 1, 'M × yes': 0, 'M × no': 1}
+    """
+
+    kind: ClassVar[str] = "contingency_table"
+    integer_valued: ClassVar[bool] = True
+
+    columns: tuple[str, str]
+    categories: tuple[tuple[Any, ...], tuple[Any, ...]]
+    outside: str = "other"
+    facts: Facts = field(default_factory=Facts)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", as_facts(self.facts))
+        object.__setattr__(self, "outside", _outside(self.outside))
+        if isinstance(self.columns, str) or len(tuple(self.columns)) != 2:
+            raise ParameterError(f"columns must be two column names, got columns={self.columns!r}")
+        columns = tuple(column_name(c, "columns") for c in self.columns)
+        if columns[0] == columns[1]:
+            raise ParameterError(f"columns must be two different columns, got columns={self.columns!r}")
+        object.__setattr__(self, "columns", columns)
+        if isinstance(self.categories, str) or len(tuple(self.categories)) != 2:
+            raise ParameterError(
+                f"categories must be two category lists, one per column, got categories={self.categories!r}"
+            )
+        object.__setattr__(
+            self,
+            "categories",
+            tuple(
+                categories_tuple(cats, f"categories of {col!r}")
+                for col, cats in zip(columns, self.categories, strict=True)
+            ),
+        )
+        if len(self.labels) > MAX_GROUPS:
+            raise ParameterError(
+                f"the table of {columns[0]!r} × {columns[1]!r} would have {len(self.labels)} cells; at most "
+                f"{MAX_GROUPS} are allowed"
+            )
+
+    @property
+    def name(self) -> str:
+        return f"table of {self.columns[0]} × {self.columns[1]}"
+
+    def _side(self, i: int) -> tuple[str, ...]:
+        return tuple(str(c) for c in self.categories[i]) + ((OTHER,) if self.outside == "other" else ())
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self._side(0)), len(self._side(1))
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(f"{a} × {b}" for a in self._side(0) for b in self._side(1))
+
+    def required_columns(self) -> tuple[str, ...]:
+        return self.columns
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        return _count_sensitivities(self.facts, len(self.labels))
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        first = cell_codes(df[self.columns[0]], categories=self.categories[0], outside=self.outside)
+        second = cell_codes(df[self.columns[1]], categories=self.categories[1], outside=self.outside)
+        rows, cols = self.shape
+        missing = (df[self.columns[0]].isna() | df[self.columns[1]].isna()).to_numpy()
+        ok = (first.codes >= 0) & (second.codes >= 0)
+        flat = first.codes[ok] * cols + second.codes[ok]
+        counts = np.bincount(flat, minlength=rows * cols).astype(np.int64)
+        outside = int((~missing & ~ok).sum()) if self.outside == "drop" else first.outside + second.outside
+        empty = tuple(label for label, n in zip(self.labels, counts, strict=True) if n == 0)
+        report = DataReport(
+            rows=truncation.rows_in,
+            rows_used=int(counts.sum()),
+            truncation=truncation,
+            missing=int(missing.sum()),
+            outside=outside,
+            outside_policy=self.outside,
+            empty_categories=empty,
+            notes=("outside counts values, not rows: a row may be outside on both sides",)
+            if self.outside == "other"
+            else (),
+        )
+        return Evaluation(counts, report)

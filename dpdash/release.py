@@ -1,0 +1,821 @@
+"""One call from a query spec and a table to a value that may be published: ``release(...)``.
+
+``release(query, mechanism, df, epsilon=...)`` checks that the mechanism suits the query, computes
+the true answer, calibrates the mechanism to the query's exact sensitivity under its public facts,
+draws release-grade noise (exact samplers on OS randomness), applies the post-processing asked for
+(explicitly, and recorded), and returns a :class:`Release`: a frozen value holding everything a
+ledger entry needs (query spec, mechanism and parameters of every piece, ε and δ spent, accuracy at
+the chosen confidence and its definition, a SHA-256 fingerprint of the table, the time) as plain
+JSON data. The true answer and the data owner's report travel with it but apart: they are never
+serialised unless asked for, and never compared.
+
+>>> import pandas as pd
+>>> from dpdash.mechanisms import Geometric
+>>> from dpdash.queries import Count
+>>> df = pd.DataFrame({"age": [34, 71, 68, 25]})
+>>> r = release(Count(), Geometric, df, epsilon=1.0, postprocess=["clamp_nonnegative"])
+>>> r.epsilon, r.delta, r.accuracy.half_widths, r.accuracy.method
+(1.0, 0.0, (3,), 'exact')
+>>> Release.from_json(r.to_json()) == r, "true_values" in r.to_dict()
+(True, False)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpdash import _validation as check
+from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.mechanisms import (
+    DiscreteGaussian,
+    ExponentialMechanism,
+    Gaussian,
+    Geometric,
+    Laplace,
+    NoiseMechanism,
+    PermuteAndFlip,
+    RandomizedResponse,
+    ReportNoisyMax,
+    SelectionMechanism,
+    Staircase,
+    VectorMechanism,
+    Wishart,
+)
+from dpdash.queries import (
+    CompositeQuery,
+    DataReport,
+    GroupByMean,
+    Histogram,
+    Mean,
+    NumericQuery,
+    Query,
+    SecondMoment,
+    SelectionQuery,
+    Variance,
+    query_from_dict,
+)
+from dpdash.queries.histogram import OTHER, cell_codes
+
+__all__ = [
+    "FORMAT",
+    "MECHANISMS",
+    "POSTPROCESSING",
+    "Accuracy",
+    "PieceRecord",
+    "Release",
+    "dataset_fingerprint",
+    "release",
+]
+
+#: The version of the serialised form.
+FORMAT = 1
+
+#: Mechanisms ``release`` accepts, by name (a class may be passed directly too).
+MECHANISMS: dict[str, type] = {
+    "laplace": Laplace,
+    "gaussian": Gaussian,
+    "geometric": Geometric,
+    "discrete_gaussian": DiscreteGaussian,
+    "staircase": Staircase,
+    "exponential": ExponentialMechanism,
+    "permute_and_flip": PermuteAndFlip,
+    "report_noisy_max": ReportNoisyMax,
+    "randomized_response": RandomizedResponse,
+}
+_BY_CLASS_NAME = {cls.__name__: cls for cls in MECHANISMS.values()}
+
+#: Post-processing steps, by name, and what each does. Post-processing costs no privacy; accuracy is
+#: stated for the noisy values before it (each step below never moves a value further from a truth
+#: that satisfies the same constraint, except ``round``, which may add up to 1/2).
+POSTPROCESSING: dict[str, str] = {
+    "clamp_nonnegative": "every value v ↦ max(v, 0) (counts and sums of non-negative values)",
+    "round": "every value rounded to the nearest integer (ties to even)",
+    "clamp_to_bounds": "a mean into [L, U]; a variance into [0, ((U − L)/2)²]",
+    "project_psd": "a second-moment matrix to the nearest positive semidefinite one (eigenvalues < 0 → 0)",
+}
+
+
+# ---- the value --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Accuracy:
+    """How close the noisy values are to the true ones, and what exactly that means.
+
+    ``half_widths`` has one entry per value (or per selection). ``method`` is ``"exact"`` (computed
+    from the exact noise law), ``"bound"`` (a closed-form bound that holds with at least the stated
+    probability) or ``"utility bound"`` (selection queries: a bound on the utility gap).
+    """
+
+    confidence: float
+    half_widths: tuple[float, ...]
+    method: str
+    definition: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "confidence": self.confidence,
+            "half_widths": list(self.half_widths),
+            "method": self.method,
+            "definition": self.definition,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Accuracy:
+        return cls(
+            confidence=float(data["confidence"]),
+            half_widths=tuple(data["half_widths"]),
+            method=str(data["method"]),
+            definition=str(data["definition"]),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PieceRecord:
+    """One mechanism run of a release: which mechanism, its parameters, what it cost, what it drew.
+
+    Attributes:
+        name: the piece (``"answer"``; ``"sum"``/``"count"``/``"squares"`` for means and variances;
+            one per quantile level).
+        mechanism: the mechanism's class name (``"Laplace"``, ``"ExponentialMechanism"``, ...).
+        parameters: its constructor arguments, e.g. ``{"epsilon": 0.5, "sensitivity": 1.0}``.
+        epsilon, delta: what this piece spent (the pieces add up to the release's ε and δ).
+        rho: ρ of the zCDP guarantee this piece implies (``None`` when it has none).
+        sensitivity: the sensitivity the mechanism is calibrated to, in ``norm`` (``"l1"``, ``"l2"``,
+            ``"coordinate"``, ``"utility"`` or ``"local"``).
+        composition: how the piece's cost is made up, in words.
+        noisy_values: what the mechanism released (indices for a selection).
+    """
+
+    name: str
+    mechanism: str
+    parameters: dict[str, Any]
+    epsilon: float
+    delta: float
+    rho: float | None
+    sensitivity: float
+    norm: str
+    composition: str
+    noisy_values: tuple[Any, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["noisy_values"] = list(self.noisy_values)
+        out["parameters"] = dict(self.parameters)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PieceRecord:
+        values = dict(data)
+        values["noisy_values"] = tuple(values["noisy_values"])
+        values["parameters"] = dict(values["parameters"])
+        return cls(**values)
+
+    def build(self) -> Any:
+        """The mechanism instance this piece ran (e.g. to record it as a privacy event)."""
+        cls = _BY_CLASS_NAME.get(self.mechanism)
+        if cls is None:
+            raise ParameterError(f"unknown mechanism {self.mechanism!r} in a release record")
+        return cls(**self.parameters)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Release:
+    """A published answer: noisy values, how they were made, what they cost, how accurate they are.
+
+    Publishable fields (serialised by ``to_dict``/``to_json``): ``values`` (after post-processing),
+    ``noisy_values`` (before it), ``labels``, ``postprocessing`` (the steps applied, in order),
+    ``query`` (the spec, ``query_from_dict`` rebuilds it), ``mechanism``, ``pieces``, ``epsilon`` and
+    ``delta`` (the total spent), ``neighbours``, ``unit_of_privacy``, ``guarantee``, ``accuracy``,
+    ``combination`` (composite queries), ``dataset_fingerprint``, ``created_at`` (ISO 8601, UTC).
+
+    NOT PRIVATE, kept apart (not compared, not serialised unless ``include_private=True``):
+    ``true_values`` and ``report``.
+    """
+
+    values: tuple[Any, ...]
+    noisy_values: tuple[Any, ...]
+    labels: tuple[str, ...]
+    postprocessing: tuple[str, ...]
+    query: dict[str, Any]
+    query_name: str
+    mechanism: str
+    pieces: tuple[PieceRecord, ...]
+    epsilon: float
+    delta: float
+    neighbours: str
+    unit_of_privacy: str
+    guarantee: str
+    accuracy: Accuracy
+    combination: str | None
+    dataset_fingerprint: str
+    created_at: str
+    true_values: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+    report: DataReport | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def spec(self) -> Query:
+        """The query spec, rebuilt."""
+        return query_from_dict(self.query)
+
+    def as_series(self) -> pd.Series:
+        """The published values, labelled."""
+        return pd.Series(list(self.values), index=list(self.labels), name=self.query_name)
+
+    def to_dict(self, include_private: bool = False) -> dict[str, Any]:
+        """Plain JSON data. ``include_private=True`` adds the true values and the report (NOT PRIVATE:
+        for the data owner's own records only)."""
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "values": list(self.values),
+            "noisy_values": list(self.noisy_values),
+            "labels": list(self.labels),
+            "postprocessing": list(self.postprocessing),
+            "query": self.query,
+            "query_name": self.query_name,
+            "mechanism": self.mechanism,
+            "pieces": [p.to_dict() for p in self.pieces],
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "neighbours": self.neighbours,
+            "unit_of_privacy": self.unit_of_privacy,
+            "guarantee": self.guarantee,
+            "accuracy": self.accuracy.to_dict(),
+            "combination": self.combination,
+            "dataset_fingerprint": self.dataset_fingerprint,
+            "created_at": self.created_at,
+        }
+        if include_private:
+            out["private"] = {
+                "label": "NOT PRIVATE: true values and data report, for the data owner only",
+                "true_values": None if self.true_values is None else list(self.true_values),
+                "report": None if self.report is None else self.report.to_dict(),
+            }
+        return out
+
+    def to_json(self, include_private: bool = False) -> str:
+        """``to_dict`` as JSON text (sorted keys)."""
+        return json.dumps(self.to_dict(include_private), sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Release:
+        """Rebuild a release from ``to_dict`` (private parts, if present, are not read back)."""
+        if not isinstance(data, Mapping):
+            raise ParameterTypeError(f"a release must be a dict, got {type(data).__name__}")
+        if data.get("format") != FORMAT:
+            raise ParameterError(
+                f"unsupported release format {data.get('format')!r}; this dpdash reads {FORMAT}"
+            )
+        try:
+            return cls(
+                values=tuple(data["values"]),
+                noisy_values=tuple(data["noisy_values"]),
+                labels=tuple(data["labels"]),
+                postprocessing=tuple(data["postprocessing"]),
+                query=dict(data["query"]),
+                query_name=str(data["query_name"]),
+                mechanism=str(data["mechanism"]),
+                pieces=tuple(PieceRecord.from_dict(p) for p in data["pieces"]),
+                epsilon=float(data["epsilon"]),
+                delta=float(data["delta"]),
+                neighbours=str(data["neighbours"]),
+                unit_of_privacy=str(data["unit_of_privacy"]),
+                guarantee=str(data["guarantee"]),
+                accuracy=Accuracy.from_dict(data["accuracy"]),
+                combination=data.get("combination"),
+                dataset_fingerprint=str(data["dataset_fingerprint"]),
+                created_at=str(data["created_at"]),
+            )
+        except KeyError as missing:
+            raise ParameterError(f"a release record lacks the field {missing}") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> Release:
+        return cls.from_dict(json.loads(text))
+
+
+# ---- the dataset fingerprint -------------------------------------------------------------------------
+
+
+def dataset_fingerprint(df: pd.DataFrame) -> str:
+    """``"sha256:<hex>"`` of a canonical serialisation of the table.
+
+    Covered: the number of rows, and for each column in order of its name: the name, the dtype and the
+    values in row order (numbers as little-endian 64-bit words with one NaN pattern; other values as
+    type-tagged, length-prefixed UTF-8 text; missing values as one marker). Not covered: the index and
+    the order of the columns, which no query reads. Two tables with the same fingerprint give every
+    query the same true answer.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ParameterTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    digest = hashlib.sha256()
+    digest.update(f"dpdash-table-v1\0{len(df)}\0{df.shape[1]}\0".encode())
+    order = sorted(range(df.shape[1]), key=lambda i: (str(df.columns[i]), i))
+    for i in order:
+        column = df.iloc[:, i]
+        digest.update(f"column\0{df.columns[i]!s}\0{column.dtype!s}\0".encode())
+        digest.update(_column_bytes(column))
+    return "sha256:" + digest.hexdigest()
+
+
+def _column_bytes(column: pd.Series) -> bytes:
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype):
+        if dtype.kind == "b":
+            return column.to_numpy().astype(np.uint8).tobytes()
+        if dtype.kind == "i":
+            return column.to_numpy().astype("<i8").tobytes()
+        if dtype.kind == "u":
+            return column.to_numpy().astype("<u8").tobytes()
+        if dtype.kind == "f":
+            values = column.to_numpy().astype("<f8")
+            values[np.isnan(values)] = np.nan  # one NaN bit pattern
+            return values.tobytes()
+        if dtype.kind in "mM":
+            return column.to_numpy().view("<i8").tobytes()
+    missing = column.isna().to_numpy()
+    parts = []
+    for value, absent in zip(column.to_numpy(dtype=object), missing, strict=True):
+        if absent:
+            parts.append("\0NA")
+        else:
+            text = f"{type(value).__name__}:{value!r}"
+            parts.append(f"{len(text)}:{text}")
+    return "\x1f".join(parts).encode("utf-8", "surrogatepass")
+
+
+# ---- release ------------------------------------------------------------------------------------------
+
+
+def release(
+    query: Query,
+    mechanism: type | str,
+    df: pd.DataFrame,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    confidence: float = 0.95,
+    postprocess: Sequence[str] = (),
+    options: Mapping[str, Any] | None = None,
+) -> Release:
+    """Release a query's answer on ``df`` with a mechanism calibrated to its exact sensitivity.
+
+    Args:
+        query: a spec from ``dpdash.queries`` (its ``facts`` fix the sensitivity).
+        mechanism: a mechanism class (``Laplace``, ``Gaussian``, ``Geometric``, ``DiscreteGaussian``,
+            ``Staircase`` for numeric queries; ``ExponentialMechanism``, ``PermuteAndFlip``,
+            ``ReportNoisyMax`` for selection queries; ``RandomizedResponse`` for a histogram under
+            substitution) or its name in ``MECHANISMS``.
+        df: the table.
+        epsilon: the ε to spend (split over the pieces of a mean or variance by the query's split,
+            and equally over several quantiles).
+        delta: the δ to spend, for the Gaussian mechanisms only (split like ε).
+        confidence: the confidence of the stated accuracy.
+        postprocess: names from ``POSTPROCESSING``, applied in order and recorded.
+        options: further mechanism arguments (``{"calibration": "classic"}``, ``{"gamma": 0.2}``).
+
+    How the budget is used. A numeric query gets the mechanism with ε (and δ) and the sensitivity in
+    the mechanism's norm (ℓ1 for Laplace and geometric, ℓ2 for Gaussian). Mechanisms whose guarantee
+    is per coordinate (discrete Gaussian, staircase) are calibrated to the per-coordinate sensitivity
+    at ε/m (and δ/m) when one person can change m > 1 coordinates (basic composition).
+
+    Raises:
+        ParameterError: a mechanism that does not suit the query (an integer mechanism for a query with
+            non-integer answers, a selection mechanism for a numeric query, ...), a query whose
+            sensitivity is 0, bad data (see the query), bad parameters, a post-processing step that
+            does not apply.
+        ParameterTypeError: arguments of the wrong type.
+    """
+    if not isinstance(query, Query):
+        raise ParameterTypeError(
+            f"query must be a query spec from dpdash.queries, got {type(query).__name__}"
+        )
+    cls = _mechanism_class(mechanism)
+    epsilon = check.positive_finite(epsilon, "epsilon")
+    confidence = check.open_unit(confidence, "confidence")
+    steps = _postprocess_steps(postprocess, query)
+    extra = dict(options or {})
+    needs_delta = cls in (Gaussian, DiscreteGaussian)
+    if needs_delta:
+        if delta is None:
+            raise ParameterError(f"delta is required for the {cls.__name__} mechanism, got delta=None")
+        delta = check.open_unit(delta, "delta")
+    elif delta not in (None, 0, 0.0):
+        raise ParameterError(
+            f"delta must not be given for the {cls.__name__} mechanism, which is pure ε-DP, "
+            f"got delta={delta!r}"
+        )
+    else:
+        delta = 0.0
+    _check_compatible(query, cls)
+
+    evaluation = query.evaluate(df)
+    fingerprint = dataset_fingerprint(df)
+    if isinstance(query, SelectionQuery):
+        pieces, noisy, accuracy = _release_selection(
+            query, cls, evaluation.utilities, epsilon, confidence, extra
+        )
+        noisy_values = tuple(noisy)
+        values = noisy_values
+    elif cls is RandomizedResponse:
+        assert isinstance(query, Histogram)
+        pieces, noisy_values, accuracy, true = _release_randomized_response(query, df, epsilon, confidence)
+        note = f"randomized response: missing values are reported as {OTHER!r}, and counted there"
+        report = dataclasses.replace(evaluation.report, notes=(*evaluation.report.notes, note))
+        evaluation = dataclasses.replace(evaluation, values=true, report=report)
+        values = _apply(steps, query, noisy_values)
+    else:
+        pieces, noisy_values, accuracy = _release_numeric(
+            query, cls, df, evaluation, epsilon, delta, confidence, extra
+        )
+        values = _apply(steps, query, noisy_values)
+
+    facts = query.facts
+    return Release(
+        values=tuple(_plain(v) for v in values),
+        noisy_values=tuple(_plain(v) for v in noisy_values),
+        labels=_labels(query),
+        postprocessing=tuple(steps),
+        query=query.to_dict(),
+        query_name=query.name,
+        mechanism=cls.__name__,
+        pieces=tuple(pieces),
+        epsilon=epsilon,
+        delta=float(delta),
+        neighbours=facts.neighbours.value,
+        unit_of_privacy=facts.describe(),
+        guarantee=_guarantee(cls, epsilon, float(delta), facts),
+        accuracy=accuracy,
+        combination=query.combination if isinstance(query, CompositeQuery) else None,
+        dataset_fingerprint=fingerprint,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        true_values=tuple(_plain(v) for v in np.asarray(evaluation.values).ravel()),
+        report=evaluation.report,
+    )
+
+
+# ---- checks -------------------------------------------------------------------------------------------
+
+
+def _mechanism_class(mechanism: object) -> type:
+    if isinstance(mechanism, str):
+        key = mechanism.strip().lower().replace("-", "_").replace(" ", "_")
+        if key not in MECHANISMS:
+            raise ParameterError(
+                f"mechanism must be one of {sorted(MECHANISMS)}, got mechanism={mechanism!r}"
+            )
+        return MECHANISMS[key]
+    if isinstance(mechanism, type):
+        if mechanism is Wishart:
+            raise ParameterError(
+                "the Wishart mechanism is not differentially private as published (Jiang et al. 2016: "
+                "its true "
+                "guarantee is (0, 1 − e^(−ε/3))-DP, see dpdash.mechanisms.wishart), so release() refuses it; "
+                "release SecondMoment with the Gaussian mechanism and postprocess=['project_psd'] for a "
+                "private positive semidefinite matrix"
+            )
+        if mechanism is VectorMechanism:
+            raise ParameterError(
+                "pass Laplace or Gaussian: release() calibrates them to the query's ℓ1/ℓ2 sensitivity, "
+                "which is the vector mechanism"
+            )
+        if mechanism in MECHANISMS.values():
+            return mechanism
+    if isinstance(mechanism, NoiseMechanism | SelectionMechanism | RandomizedResponse):
+        raise ParameterTypeError(
+            f"mechanism must be a mechanism class such as {type(mechanism).__name__}, not an instance: "
+            "release() calibrates the noise to the query's sensitivity (give epsilon=... instead)"
+        )
+    raise ParameterTypeError(f"mechanism must be a mechanism class or name, got mechanism={mechanism!r}")
+
+
+def _check_compatible(query: Query, cls: type) -> None:
+    label = query.name
+    if isinstance(query, SelectionQuery):
+        if not issubclass(cls, SelectionMechanism):
+            raise ParameterError(
+                f"{label} selects one of its candidates: use ExponentialMechanism, PermuteAndFlip or "
+                f"ReportNoisyMax, not {cls.__name__}"
+            )
+        return
+    if issubclass(cls, SelectionMechanism):
+        raise ParameterError(
+            f"{cls.__name__} selects among candidates; {label} is a numeric query: use Laplace, Gaussian, "
+            "Geometric, DiscreteGaussian or Staircase"
+        )
+    if cls is RandomizedResponse:
+        if not isinstance(query, Histogram):
+            raise ParameterError(
+                f"RandomizedResponse releases a histogram (one category per row), not {label}"
+            )
+        if not query.facts.substitute:
+            raise ParameterError(
+                "RandomizedResponse reveals the number of respondents, which is private under add/remove "
+                "neighbours: declare Facts(neighbours='substitute') (the number of rows is then public), or "
+                "release the histogram with Laplace or Geometric noise"
+            )
+        if query.outside != "other":
+            raise ParameterError(
+                "RandomizedResponse needs a category for every row: use outside='other' (missing values are "
+                "reported as '(other)' too)"
+            )
+
+
+def _postprocess_steps(steps: Sequence[str], query: Query) -> list[str]:
+    if isinstance(steps, str):
+        steps = [steps]
+    out = []
+    for step in steps:
+        if step not in POSTPROCESSING:
+            raise ParameterError(f"postprocess steps must be among {sorted(POSTPROCESSING)}, got {step!r}")
+        if isinstance(query, SelectionQuery):
+            raise ParameterError(
+                f"a selection ({query.name}) has no numeric values to post-process, got {step!r}"
+            )
+        if step == "clamp_to_bounds" and not isinstance(query, Mean | Variance | GroupByMean):
+            raise ParameterError(f"clamp_to_bounds applies to means and variances, not to {query.name}")
+        if step == "project_psd" and not isinstance(query, SecondMoment):
+            raise ParameterError(f"project_psd applies to a SecondMoment, not to {query.name}")
+        out.append(step)
+    return out
+
+
+# ---- numeric queries -------------------------------------------------------------------------------------
+
+
+def _labels(query: Query) -> tuple[str, ...]:
+    if isinstance(query, SelectionQuery):
+        return query.selections
+    return query.labels  # type: ignore[attr-defined]
+
+
+def _build(cls: type, epsilon: float, delta: float, sensitivity: float, options: dict[str, Any]) -> Any:
+    arguments: dict[str, Any] = {"epsilon": epsilon, "sensitivity": sensitivity, **options}
+    if cls in (Gaussian, DiscreteGaussian):
+        arguments["delta"] = delta
+    try:
+        return cls(**arguments)
+    except TypeError as error:
+        raise ParameterTypeError(f"options {sorted(options)} do not suit {cls.__name__}: {error}") from None
+
+
+def _release_numeric(
+    query: Query,
+    cls: type,
+    df: pd.DataFrame,
+    evaluation: Any,
+    epsilon: float,
+    delta: float,
+    confidence: float,
+    options: dict[str, Any],
+) -> tuple[list[PieceRecord], tuple[Any, ...], Accuracy]:
+    if isinstance(query, CompositeQuery):
+        parts = [(p.name, p.query, p.share) for p in query.pieces()]
+        true_parts = evaluation.pieces
+    else:
+        assert isinstance(query, NumericQuery)
+        parts = [("answer", query, 1.0)]
+        true_parts = {"answer": np.asarray(evaluation.values)}
+    piece_confidence = confidence ** (1.0 / len(parts))
+    records, noisy, half_widths = [], {}, {}
+    exact = True
+    for name, piece, share in parts:
+        norm = cls.sensitivity_norm
+        sensitivity = piece.sensitivity(norm)
+        k = piece.dimension
+        if sensitivity <= 0:
+            raise ParameterError(
+                f"{piece.name} has sensitivity 0 under {piece.facts.neighbours.description}: "
+                "its value is public "
+                "under these facts, so there is nothing to protect and nothing to release with noise"
+            )
+        if cls.integer_valued and not piece.is_integer_valued(df):
+            raise ParameterError(
+                f"{cls.__name__} adds integer noise and needs integer answers; {piece.name} is not "
+                "integer-valued (integer bounds and an integer column are needed): use Laplace, Gaussian or "
+                "Staircase"
+            )
+        m = piece.changed_coordinates if norm == "coordinate" else 1
+        eps_piece, delta_piece = epsilon * share / m, delta * share / m
+        mech = _build(cls, eps_piece, delta_piece, sensitivity, options)
+        values = np.asarray(true_parts[name])
+        drawn = mech.release(values)
+        noisy[name] = drawn
+        half_widths[name] = np.full(k, mech.release_accuracy(piece_confidence, k))
+        exact = exact and mech.integer_valued
+        composition = f"{share:g} of the budget" if len(parts) > 1 else "the whole budget"
+        if m > 1:
+            composition += f"; per coordinate ε/{m} (one person changes up to {m} coordinates)"
+        records.append(
+            PieceRecord(
+                name=name,
+                mechanism=cls.__name__,
+                parameters=_parameters(mech),
+                epsilon=epsilon * share,
+                delta=delta * share,
+                rho=_rho(mech, m),
+                sensitivity=float(sensitivity),
+                norm=norm,
+                composition=composition,
+                noisy_values=tuple(_plain(v) for v in np.asarray(drawn).ravel()),
+            )
+        )
+    if isinstance(query, CompositeQuery):
+        combined = query.combine(noisy)
+        bound = query.error_bound(noisy, half_widths)
+        accuracy = Accuracy(
+            confidence=confidence,
+            half_widths=tuple(float(b) for b in np.atleast_1d(bound)),
+            method="bound",
+            definition=(
+                f"with probability ≥ {confidence:g}, every value is within ±a of the true value; a is a "
+                "closed-form bound from the pieces' release half-widths at confidence "
+                f"{piece_confidence:.6g} each "
+                "(independent pieces), evaluated at the released pieces"
+            ),
+        )
+        return records, tuple(np.atleast_1d(combined).ravel()), accuracy
+    a = half_widths["answer"]
+    definition = (
+        f"Pr[all {query.dimension} released values within ±a of the true values] ≥ {confidence:g}, "  # type: ignore[attr-defined]
+        + (
+            "exact for the integer noise added"
+            if exact
+            else "exact for the noise added on the release grid, plus half a grid step for rounding"
+        )
+    )
+    widths = tuple(int(x) if exact else float(x) for x in a)
+    accuracy = Accuracy(confidence, widths, "exact" if exact else "exact + grid rounding", definition)
+    return records, tuple(np.asarray(noisy["answer"]).ravel()), accuracy
+
+
+def _parameters(mech: Any) -> dict[str, Any]:
+    names = [f.name for f in dataclasses.fields(mech) if f.init]
+    return {n: _plain(getattr(mech, n)) for n in names}
+
+
+def _rho(mech: Any, m: int) -> float | None:
+    rho = getattr(mech, "rho", None)
+    if rho is None or not math.isfinite(rho):
+        return None
+    return float(rho) * m
+
+
+# ---- selection queries ----------------------------------------------------------------------------------
+
+
+def _release_selection(
+    query: SelectionQuery,
+    cls: type,
+    utilities: Any,
+    epsilon: float,
+    confidence: float,
+    options: dict[str, Any],
+) -> tuple[list[PieceRecord], list[Any], Accuracy]:
+    count = len(query.selections)
+    piece_confidence = confidence ** (1.0 / count)
+    records, chosen, gaps = [], [], []
+    for label, u, sensitivity in zip(query.selections, utilities, query.utility_sensitivities, strict=True):
+        arguments = {
+            "epsilon": epsilon / count,
+            "sensitivity": sensitivity,
+            "monotone": query.monotone,
+            **options,
+        }
+        try:
+            mech = cls(**arguments)
+        except TypeError as error:
+            raise ParameterTypeError(
+                f"options {sorted(options)} do not suit {cls.__name__}: {error}"
+            ) from None
+        index = mech.release([int(x) for x in u])
+        chosen.append(query.candidates[index])
+        gaps.append(float(mech.utility_gap(piece_confidence, len(query.candidates))))
+        records.append(
+            PieceRecord(
+                name=label,
+                mechanism=cls.__name__,
+                parameters=_parameters(mech),
+                epsilon=epsilon / count,
+                delta=0.0,
+                rho=float(mech.rho),
+                sensitivity=float(sensitivity),
+                norm="utility",
+                composition="the whole budget"
+                if count == 1
+                else f"1/{count} of the budget (one per selection)",
+                noisy_values=(index,),
+            )
+        )
+    accuracy = Accuracy(
+        confidence=confidence,
+        half_widths=tuple(gaps),
+        method="utility bound",
+        definition=(
+            f"with probability ≥ {confidence:g}, each selected candidate's utility is within g of the best "
+            f"candidate's (utility unit: {query.utility_unit}); a bound, from the mechanism's tail"
+        ),
+    )
+    return records, chosen, accuracy
+
+
+# ---- randomized response --------------------------------------------------------------------------------
+
+
+def _release_randomized_response(
+    query: Histogram, df: pd.DataFrame, epsilon: float, confidence: float
+) -> tuple[list[PieceRecord], tuple[float, ...], Accuracy, np.ndarray]:
+    kept, _ = query.facts.apply(df)
+    cells = cell_codes(kept[query.column], categories=query.categories, bins=query.bins, outside="other")
+    k = len(query.labels)
+    codes = np.where(cells.codes < 0, k - 1, cells.codes)  # missing values report as "(other)"
+    c = query.facts.rows_per_person
+    mech = RandomizedResponse(epsilon=epsilon / c, categories=k)
+    reports = mech.release(codes)
+    n = int(codes.size)
+    report_counts = np.bincount(reports, minlength=k)
+    estimate = n * mech.estimate_from_counts(report_counts)
+    half = n * mech.accuracy(n=n, confidence=1.0 - (1.0 - confidence) / k)
+    record = PieceRecord(
+        name="answer",
+        mechanism="RandomizedResponse",
+        parameters=mech.parameters(),
+        epsilon=epsilon,
+        delta=0.0,
+        rho=epsilon**2 / 2.0,
+        sensitivity=float(c),
+        norm="local",
+        composition=f"each of a person's ≤ {c} rows reported at ε/{c} (ε-local DP per person)",
+        noisy_values=tuple(int(x) for x in report_counts),
+    )
+    accuracy = Accuracy(
+        confidence=confidence,
+        half_widths=(float(half),) * k,
+        method="exact per category + union bound",
+        definition=(
+            f"with probability ≥ {confidence:g}, every estimated count n·π̂ is within ±a of the true count "
+            f"(missing values count as {OTHER!r}); a = n × the exact Binomial half-width of one category "
+            f"at confidence 1 − (1 − {confidence:g})/{k} (union bound over the categories), the largest "
+            "over the shares; conservative for a fixed table (Hoeffding 1956)"
+        ),
+    )
+    true = np.bincount(codes, minlength=k).astype(np.int64)
+    return [record], tuple(float(x) for x in estimate), accuracy, true
+
+
+# ---- post-processing -----------------------------------------------------------------------------------
+
+
+def _apply(steps: Sequence[str], query: Query, values: Sequence[Any]) -> tuple[Any, ...]:
+    out = np.asarray(values, dtype=float)
+    integer = np.asarray(values).dtype.kind in "iu"
+    for step in steps:
+        if step == "clamp_nonnegative":
+            out = np.maximum(out, 0.0)
+        elif step == "round":
+            out = np.rint(out)
+            integer = True
+        elif step == "clamp_to_bounds":
+            bounds = query.bounds  # type: ignore[attr-defined]
+            if isinstance(query, Variance):
+                out = np.clip(out, 0.0, bounds.half_width**2)
+            else:
+                out = np.clip(out, bounds.lower, bounds.upper)
+        elif step == "project_psd":
+            assert isinstance(query, SecondMoment)
+            matrix = query.matrix(out)
+            eigenvalues, vectors = np.linalg.eigh(matrix)
+            projected = (vectors * np.maximum(eigenvalues, 0.0)) @ vectors.T
+            out = ((projected + projected.T) / 2.0)[np.triu_indices(query.size)]
+    if integer:
+        return tuple(int(v) for v in out)
+    return tuple(float(v) for v in out)
+
+
+def _guarantee(cls: type, epsilon: float, delta: float, facts: Any) -> str:
+    if delta > 0:
+        privacy = f"(ε = {epsilon:g}, δ = {delta:g})-differential privacy"
+    else:
+        privacy = f"(ε = {epsilon:g}, 0)-differential privacy (pure)"
+    if cls is RandomizedResponse:
+        privacy += ", by randomized response (also ε-local DP for each person)"
+    return f"{privacy}; {facts.describe()}"
+
+
+def _plain(value: Any) -> Any:
+    """A JSON scalar: numpy numbers become Python ints and floats."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ParameterError(f"a released value is not finite ({value!r}); nothing was released")
+    return value
