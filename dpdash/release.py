@@ -71,8 +71,10 @@ __all__ = [
     "MECHANISMS",
     "POSTPROCESSING",
     "Accuracy",
+    "CalibratedPiece",
     "PieceRecord",
     "Release",
+    "calibrate",
     "dataset_fingerprint",
     "release",
 ]
@@ -569,30 +571,45 @@ def _build(cls: type, epsilon: float, delta: float, sensitivity: float, options:
         raise ParameterTypeError(f"options {sorted(options)} do not suit {cls.__name__}: {error}") from None
 
 
-def _release_numeric(
+@dataclass(frozen=True, slots=True)
+class CalibratedPiece:
+    """One noisy piece of a numeric query, calibrated as ``release`` will calibrate it.
+
+    ``mechanism`` runs at ε·share/changed (and δ likewise) with the piece's sensitivity in the
+    mechanism's norm; ``changed`` > 1 only for per-coordinate mechanisms when one person can change
+    several coordinates (basic composition over them).
+    """
+
+    name: str
+    query: NumericQuery
+    share: float
+    changed: int
+    mechanism: NoiseMechanism
+
+
+def calibrate(
     query: Query,
-    cls: type,
+    mechanism: type | str,
     df: pd.DataFrame,
-    evaluation: Any,
+    *,
     epsilon: float,
-    delta: float,
-    confidence: float,
-    options: dict[str, Any],
-) -> tuple[list[PieceRecord], tuple[Any, ...], Accuracy]:
+    delta: float = 0.0,
+    options: Mapping[str, Any] | None = None,
+) -> list[CalibratedPiece]:
+    """The mechanisms ``release`` would use for a numeric (or composite) query, without drawing noise:
+    what a preview shows. Raises the same readable errors as ``release`` for unsuitable combinations."""
+    cls = _mechanism_class(mechanism)
+    _check_compatible(query, cls)
     if isinstance(query, CompositeQuery):
         parts = [(p.name, p.query, p.share) for p in query.pieces()]
-        true_parts = evaluation.pieces
-    else:
-        assert isinstance(query, NumericQuery)
+    elif isinstance(query, NumericQuery):
         parts = [("answer", query, 1.0)]
-        true_parts = {"answer": np.asarray(evaluation.values)}
-    piece_confidence = confidence ** (1.0 / len(parts))
-    records, noisy, half_widths = [], {}, {}
-    exact = True
+    else:
+        raise ParameterError(f"calibrate() is for numeric queries; {query.name} is a selection query")
+    out = []
     for name, piece, share in parts:
         norm = cls.sensitivity_norm
         sensitivity = piece.sensitivity(norm)
-        k = piece.dimension
         if sensitivity <= 0:
             raise ParameterError(
                 f"{piece.name} has sensitivity 0 under {piece.facts.neighbours.description}: "
@@ -606,8 +623,30 @@ def _release_numeric(
                 "Staircase"
             )
         m = piece.changed_coordinates if norm == "coordinate" else 1
-        eps_piece, delta_piece = epsilon * share / m, delta * share / m
-        mech = _build(cls, eps_piece, delta_piece, sensitivity, options)
+        mech = _build(cls, epsilon * share / m, delta * share / m, sensitivity, dict(options or {}))
+        out.append(CalibratedPiece(name, piece, share, m, mech))
+    return out
+
+
+def _release_numeric(
+    query: Query,
+    cls: type,
+    df: pd.DataFrame,
+    evaluation: Any,
+    epsilon: float,
+    delta: float,
+    confidence: float,
+    options: dict[str, Any],
+) -> tuple[list[PieceRecord], tuple[Any, ...], Accuracy]:
+    parts = calibrate(query, cls, df, epsilon=epsilon, delta=delta, options=options)
+    true_parts = evaluation.pieces if isinstance(query, CompositeQuery) else {"answer": evaluation.values}
+    piece_confidence = confidence ** (1.0 / len(parts))
+    records, noisy, half_widths = [], {}, {}
+    exact = True
+    for part in parts:
+        name, piece, share, m, mech = part.name, part.query, part.share, part.changed, part.mechanism
+        norm, k = cls.sensitivity_norm, piece.dimension
+        sensitivity = piece.sensitivity(norm)
         values = np.asarray(true_parts[name])
         drawn = mech.release(values)
         noisy[name] = drawn
