@@ -7,6 +7,8 @@ from each other; Streamlit-only helpers live in ``ui/``, the maths in ``dpdash/`
 
 import streamlit as st
 
+from ui.sidebar import render_sidebar
+
 st.set_page_config(
     page_title="dpdash",
     page_icon=":material/shield_lock:",
@@ -15,13 +17,16 @@ st.set_page_config(
 
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/data.py", title="Data", icon=":material/table:"),
     st.Page("pages/explorer.py", title="Mechanism explorer", icon=":material/compare:"),
+    st.Page("pages/release.py", title="Query & release", icon=":material/send:"),
     st.Page("pages/risk.py", title="What does ε mean?", icon=":material/psychology_alt:"),
 ]
 
 page = st.navigation(PAGES)
 
 with st.sidebar:
+    render_sidebar()
     st.caption("dpdash · differential-privacy budget explorer · runs locally, sends nothing out")
 
 page.run()

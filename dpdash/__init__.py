@@ -12,7 +12,19 @@ The core library of the dpdash dashboard; it never imports Streamlit and works f
 ``dpdash.sampling`` on the operating system's randomness.
 """
 
-from dpdash import accuracy, comparison, conversions, datasets, loading, preview, queries, risk, sampling
+from dpdash import (
+    accounting,
+    accuracy,
+    comparison,
+    conversions,
+    datasets,
+    export,
+    loading,
+    preview,
+    queries,
+    risk,
+    sampling,
+)
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.facts import Facts, Neighbours
 from dpdash.mechanisms import (
@@ -49,11 +61,13 @@ __all__ = [
     "ReportNoisyMax",
     "Staircase",
     "VectorMechanism",
+    "accounting",
     "accuracy",
     "comparison",
     "conversions",
     "dataset_fingerprint",
     "datasets",
+    "export",
     "loading",
     "optimal_gamma",
     "preview",

@@ -2,9 +2,9 @@
 staircase), selection mechanisms (exponential, report noisy max, permute-and-flip), randomized
 response, and the vector and Wishart mechanisms.
 
-Each additive noise mechanism is a frozen, keyword-only dataclass with an analytic side (``scale``, ``noise``, ``std``,
-``accuracy``, ``accuracy_union_bound``, ``coverage``, ``tail``, ``privacy_profile``, ``rho``,
-``for_accuracy``) and a random side: ``simulate`` (numpy, for previews only) and ``release`` (exact
+Each additive noise mechanism is a frozen, keyword-only dataclass with an analytic side (``scale``,
+``noise``, ``std``, ``accuracy``, ``accuracy_union_bound``, ``coverage``, ``tail``, ``privacy_profile``,
+``rho``, ``for_accuracy``) and a random side: ``simulate`` (numpy, for previews only) and ``release`` (exact
 samplers on OS randomness, for publishing), with ``release_accuracy`` for what ``release`` adds.
 """
 

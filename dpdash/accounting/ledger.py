@@ -1,0 +1,1161 @@
+"""The persistent privacy-budget ledger: one SQLite file, append-only, one transaction per spend.
+
+Where it lives: the path given to ``Ledger(path)``; else the ``DPDASH_LEDGER`` environment variable; else
+``$XDG_DATA_HOME/dpdash/ledger.sqlite``, or ``~/.local/share/dpdash/ledger.sqlite`` when ``XDG_DATA_HOME`` is
+unset (``default_ledger_path()``). The folder is created (mode 0700) if missing.
+
+What it holds: datasets (a content fingerprint, a name, a total budget (ε, δ) and the accountant that
+keeps it, fixed at registration), sessions, and release entries (the event as JSON, the query, the
+mechanism, the time, the session). Entries, datasets and sessions can be neither changed nor deleted:
+SQLite triggers refuse it, so the history is append-only even for other SQLite clients.
+
+A spend is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock, re-reads the dataset's entries,
+checks the total with the new release under the dataset's accountant, and records the entry, or refuses
+with ``BudgetExceededError`` and records nothing. Only the process holding the lock can spend, so
+concurrent spends (two browser tabs, twenty processes) never overspend; a process killed mid-spend leaves
+no partial entry (SQLite's journal rolls it back). ``spend`` returns after the commit: hand out noisy
+values only after it returns.
+
+A file that is not a dpdash ledger (another SQLite database, random bytes, a corrupted or truncated
+ledger, one written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it.
+
+>>> import tempfile, pathlib
+>>> from dpdash import Laplace
+>>> with tempfile.TemporaryDirectory() as folder, Ledger(pathlib.Path(folder) / "ledger.sqlite") as ledger:
+...     ds = ledger.add_dataset(name="patients", fingerprint=fingerprint(b"id,age\\n1,40\\n"),
+...                             budget=Budget(epsilon=1.0), accountant="basic")
+...     entry = ledger.spend(ds, event_for(Laplace(epsilon=0.25, sensitivity=1.0), query="count"))
+...     ledger.remaining(ds)
+0.75
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from dpdash import _validation as check
+from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
+from dpdash.accounting.basic import basic_sums
+from dpdash.accounting.events import (
+    PrivacyEvent,
+    canonical_json,
+    event_for,
+    event_from_dict,
+    events_for_release,
+)
+from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
+from dpdash.errors import (
+    BudgetExceededError,
+    DPDashError,
+    LedgerError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedEventError,
+)
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "SCHEMA_VERSION",
+    "Budget",
+    "BudgetStatus",
+    "Dataset",
+    "Entry",
+    "ImportReport",
+    "Ledger",
+    "Session",
+    "default_ledger_path",
+    "fingerprint",
+]
+
+SCHEMA_VERSION = 1
+APPLICATION = "dpdash-ledger"
+EXPORT_FORMAT = "dpdash-ledger-export"
+DEFAULT_ACCOUNTANT = "tightest"
+_SQLITE_HEADER = b"SQLite format 3\x00"
+# An imported total under the dataset's accountant must match the recomputed one this closely (PLD totals
+# are deterministic for a pinned dp_accounting; the slack absorbs summation order).
+_IMPORT_RTOL = 1e-6
+
+# Tests set this to pause a spend after its entry is written and before the commit (to kill the process
+# there). It is called with the write lock held.
+_before_commit: Callable[[], None] | None = None
+
+_TABLES = [
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE datasets (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        budget_epsilon REAL NOT NULL CHECK (budget_epsilon > 0),
+        budget_delta REAL NOT NULL CHECK (budget_delta >= 0 AND budget_delta < 1),
+        accountant TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        label TEXT NOT NULL,
+        started_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE entries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        uid TEXT NOT NULL UNIQUE,
+        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+        session_id INTEGER REFERENCES sessions(id),
+        created_at TEXT NOT NULL,
+        query TEXT NOT NULL,
+        mechanism TEXT NOT NULL,
+        epsilon REAL,
+        delta REAL,
+        rho REAL,
+        event TEXT NOT NULL
+    )""",
+    "CREATE INDEX entries_by_dataset ON entries (dataset_id, id)",
+]
+# Append-only, enforced by SQLite itself (also against other SQLite clients).
+_SCHEMA = _TABLES + [
+    f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
+    f"BEGIN SELECT RAISE(ABORT, 'the dpdash ledger is append-only: {table} cannot be {verb}'); END"
+    for table in ("datasets", "sessions", "entries")
+    for action, verb in (("UPDATE", "changed"), ("DELETE", "deleted"))
+]
+_TRIGGERS = {
+    f"{table}_no_{action}" for table in ("datasets", "sessions", "entries") for action in ("update", "delete")
+}
+
+
+_DATASET_COLUMNS = "fingerprint, name, budget_epsilon, budget_delta, accountant, created_at"
+_INSERT_DATASET = f"INSERT INTO datasets ({_DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_ENTRY = (
+    "INSERT INTO entries (uid, dataset_id, session_id, created_at, query, mechanism, epsilon, delta, rho, "
+    "event) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def default_ledger_path() -> Path:
+    """``$DPDASH_LEDGER``; else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``; else
+    ``~/.local/share/dpdash/ledger.sqlite``."""
+    configured = os.environ.get("DPDASH_LEDGER", "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
+    return base / "dpdash" / "ledger.sqlite"
+
+
+def fingerprint(data: Any) -> str:
+    """A content fingerprint, ``"sha256:<hex>"``, of a dataset's bytes or of a pandas DataFrame.
+
+    A DataFrame gets ``dpdash.release.dataset_fingerprint`` (the fingerprint every ``Release`` records), so
+    the same table read from CSV or Parquet gets the same fingerprint; bytes (a file) their SHA-256.
+
+    >>> fingerprint(b"abc")
+    'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return "sha256:" + hashlib.sha256(bytes(data)).hexdigest()
+    if hasattr(data, "columns") and hasattr(data, "dtypes"):
+        from dpdash.release import dataset_fingerprint
+
+        return dataset_fingerprint(data)
+    raise ParameterTypeError(f"data must be bytes or a pandas DataFrame, got {type(data).__name__}")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A dataset's total privacy budget: (ε, δ)-DP for everything ever released from it.
+
+    Args:
+        epsilon: ε > 0.
+        delta: δ in [0, 1); 0 for a pure-DP budget.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        delta = check.non_negative_finite(self.delta, "delta")
+        if delta >= 1.0:
+            raise ParameterError(f"delta must be a number in [0, 1), got delta={self.delta!r}")
+        object.__setattr__(self, "delta", delta)
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A registered dataset: its fingerprint, name, budget and accountant (fixed at registration)."""
+
+    fingerprint: str
+    name: str
+    budget: Budget
+    accountant: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A working session (e.g. one browser session of the app) that releases are attributed to."""
+
+    uid: str
+    label: str
+    started_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One committed release: ``event`` is what the accountants read."""
+
+    uid: str
+    dataset: str  # fingerprint
+    session: str | None  # session uid
+    created_at: str
+    event: PrivacyEvent
+
+    @property
+    def query(self) -> str:
+        return self.event.query
+
+    @property
+    def mechanism(self) -> str:
+        return self.event.mechanism
+
+    @property
+    def epsilon(self) -> float | None:
+        return self.event.epsilon
+
+    @property
+    def delta(self) -> float | None:
+        return self.event.delta
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetStatus:
+    """Where a dataset's budget stands under its accountant.
+
+    Attributes:
+        budget: the total budget.
+        spent: the composed total of its entries at the budget's δ.
+        remaining_epsilon: budget ε − spent ε (never below 0).
+        entries: how many releases were recorded.
+    """
+
+    budget: Budget
+    spent: PrivacyTotal
+    remaining_epsilon: float
+    entries: int
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining_epsilon <= self.budget.epsilon * REL_SLACK
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import did: ``added`` new entries, ``present`` already in this ledger."""
+
+    dataset: Dataset
+    added: int
+    present: int
+    over_budget: bool
+
+
+def _finite_or_text(value: float) -> float | str:
+    return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+
+
+def _from_finite_or_text(value: Any, what: str) -> float:
+    if isinstance(value, str) and value in ("inf", "-inf"):
+        return math.inf if value == "inf" else -math.inf
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise LedgerError(f"the export's {what} must be a number, got {value!r}")
+
+
+class Ledger:
+    """The budget ledger in one SQLite file (see the module docstring for where and how).
+
+    Args:
+        path: the ledger file; ``None`` for ``default_ledger_path()``.
+        timeout: seconds to wait for another process's write lock before giving up.
+
+    Raises:
+        LedgerError: the file exists but is not a dpdash ledger this version can read (it is left as it was).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 60.0) -> None:
+        self._path = Path(path).expanduser() if path is not None else default_ledger_path()
+        self._timeout = check.positive_finite(timeout, "timeout")
+        self._lock = threading.RLock()
+        # Entries are immutable, so parsed ones are cached per dataset id: (last entry id, entries).
+        self._cache: dict[int, tuple[int, list[Entry]]] = {}
+        if self._path.exists():
+            if not self._path.is_file():
+                raise LedgerError(f"the ledger path {self._path} exists and is not a file")
+            _inspect(self._path, self._timeout)
+        else:
+            self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self._conn = sqlite3.connect(
+                str(self._path), timeout=self._timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise LedgerError(f"cannot open the ledger {self._path}: {error}") from error
+        try:
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            if not self._table_names():
+                # A new (or empty) file: create the schema under the write lock, unless another process
+                # created it first.
+                with self._transaction():
+                    if not self._table_names():
+                        for statement in _SCHEMA:
+                            self._conn.execute(statement)
+                        self._conn.executemany(
+                            "INSERT INTO meta (key, value) VALUES (?, ?)",
+                            [
+                                ("application", APPLICATION),
+                                ("schema_version", str(SCHEMA_VERSION)),
+                                ("created_at", _now()),
+                            ],
+                        )
+            _check_ledger_tables(self._conn, self._path)
+            # WAL: readers never wait for a writer; FULL: a committed spend survives a power cut.
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # ---- plumbing --------------------------------------------------------------------------------
+    @property
+    def path(self) -> Path:
+        """The ledger file."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self._path)!r})"
+
+    def close(self) -> None:
+        """Close the connection (committed entries are already on disk)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _table_names(self) -> set[str]:
+        return {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE (the write lock, waiting up to ``timeout``) ... COMMIT, or ROLLBACK on error."""
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                raise LedgerError(f"cannot lock the ledger {self._path} for writing: {error}") from error
+            try:
+                yield self._conn
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for several reads (a deferred read transaction)."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            finally:
+                self._conn.execute("COMMIT")
+
+    # ---- datasets and sessions -------------------------------------------------------------------
+    def add_dataset(
+        self,
+        *,
+        name: str,
+        fingerprint: str,
+        budget: Budget,
+        accountant: str = DEFAULT_ACCOUNTANT,
+    ) -> Dataset:
+        """Register a dataset with its total budget and the accountant that keeps it.
+
+        Registering the same fingerprint again with the same budget and accountant returns the existing
+        dataset (its first name is kept); with another budget or accountant it is refused, because a
+        dataset's budget is fixed once releases may have been made against it.
+
+        Args:
+            name: a name for people.
+            fingerprint: the content fingerprint (``fingerprint(data)``); identifies the dataset.
+            budget: the total (ε, δ).
+            accountant: one of ``ACCOUNTANT_NAMES`` (default ``"tightest"``). Accountants that certify no
+                finite ε at δ = 0 (zcdp, rdp) need a budget δ > 0.
+        """
+        name = _text(name, "name")
+        fingerprint = _text(fingerprint, "fingerprint")
+        if not isinstance(budget, Budget):
+            raise ParameterTypeError(
+                f"budget must be a Budget(epsilon=, delta=), got {type(budget).__name__}"
+            )
+        keeper = get_accountant(accountant)
+        if budget.delta == 0.0 and not keeper.finite_at_zero_delta:
+            able = [n for n in ACCOUNTANT_NAMES if get_accountant(n).finite_at_zero_delta]
+            raise ParameterError(
+                f"the {accountant} accountant certifies no finite ε at δ = 0, so it cannot keep a pure-DP "
+                f"budget; give the budget a delta > 0 or choose one of {', '.join(able)}"
+            )
+        with self._transaction() as conn:
+            existing = self._find(conn, fingerprint)
+            if existing is not None:
+                if existing.budget != budget or existing.accountant != accountant:
+                    raise ParameterError(
+                        f"dataset {existing.name!r} ({fingerprint}) is already registered with budget "
+                        f"ε = {existing.budget.epsilon:g}, δ = {existing.budget.delta:g} under the "
+                        f"{existing.accountant} accountant; a dataset's budget and accountant are fixed"
+                    )
+                return existing
+            created = _now()
+            conn.execute(
+                _INSERT_DATASET,
+                (fingerprint, name, budget.epsilon, budget.delta, accountant, created),
+            )
+        return Dataset(fingerprint, name, budget, accountant, created)
+
+    def _find(self, conn: sqlite3.Connection, fingerprint: str) -> Dataset | None:
+        row = conn.execute(
+            f"SELECT {_DATASET_COLUMNS} FROM datasets WHERE fingerprint = ?",
+            (fingerprint,),
+        ).fetchone()
+        return None if row is None else self._dataset_row(row)
+
+    def _dataset_row(self, row: Sequence[Any]) -> Dataset:
+        fp, name, epsilon, delta, accountant, created = row
+        try:
+            budget = Budget(epsilon, delta)
+            if accountant not in ACCOUNTANT_NAMES:
+                raise ParameterError(f"unknown accountant {accountant!r}")
+        except DPDashError as error:
+            raise LedgerError(
+                f"the ledger {self._path} holds an invalid dataset {name!r}: {error}"
+            ) from error
+        return Dataset(fp, name, budget, accountant, created)
+
+    def find_dataset(self, fingerprint: str) -> Dataset | None:
+        """The dataset with this fingerprint, or ``None``."""
+        with self._lock:
+            return self._find(self._conn, _text(fingerprint, "fingerprint"))
+
+    def dataset(self, dataset: Dataset | str) -> Dataset:
+        """The registered dataset (given as a ``Dataset`` or a fingerprint), as stored in the ledger."""
+        key = dataset.fingerprint if isinstance(dataset, Dataset) else _text(dataset, "dataset")
+        found = self.find_dataset(key)
+        if found is None:
+            raise ParameterError(
+                f"no dataset with fingerprint {key!r} in the ledger {self._path}; "
+                "register it with add_dataset"
+            )
+        return found
+
+    def datasets(self) -> list[Dataset]:
+        """Every registered dataset, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {_DATASET_COLUMNS} FROM datasets ORDER BY id").fetchall()
+        return [self._dataset_row(row) for row in rows]
+
+    def start_session(self, label: str = "") -> Session:
+        """Record a new session (e.g. a browser session) to attribute releases to."""
+        session = Session(uuid.uuid4().hex, _text(label, "label", allow_empty=True), _now())
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO sessions (uid, label, started_at) VALUES (?, ?, ?)",
+                (session.uid, session.label, session.started_at),
+            )
+        return session
+
+    def sessions(self) -> list[Session]:
+        """Every session, oldest first."""
+        with self._lock:
+            rows = self._conn.execute("SELECT uid, label, started_at FROM sessions ORDER BY id").fetchall()
+        return [Session(*row) for row in rows]
+
+    # ---- entries ----------------------------------------------------------------------------------
+    def _dataset_id(self, conn: sqlite3.Connection, fingerprint: str) -> int:
+        row = conn.execute("SELECT id FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        if row is None:
+            raise ParameterError(f"no dataset with fingerprint {fingerprint!r} in the ledger {self._path}")
+        return int(row[0])
+
+    def _entries(self, conn: sqlite3.Connection, dataset_id: int, fingerprint: str) -> list[Entry]:
+        """The dataset's entries in order, reading only those added since the last call."""
+        last, cached = self._cache.get(dataset_id, (0, []))
+        rows = conn.execute(
+            "SELECT e.id, e.uid, s.uid, e.created_at, e.event FROM entries e "
+            "LEFT JOIN sessions s ON s.id = e.session_id WHERE e.dataset_id = ? AND e.id > ? ORDER BY e.id",
+            (dataset_id, last),
+        ).fetchall()
+        if rows:
+            fresh = []
+            for entry_id, uid, session, created, text in rows:
+                try:
+                    event = event_from_dict(json.loads(text))
+                except (ValueError, TypeError) as error:
+                    raise LedgerError(
+                        f"the ledger {self._path} holds an unreadable entry {uid} (row {entry_id}): {error}"
+                    ) from error
+                fresh.append(Entry(uid, fingerprint, session, created, event))
+            cached = cached + fresh
+            last = int(rows[-1][0])
+            self._cache[dataset_id] = (last, cached)
+        return list(cached)
+
+    def entries(self, dataset: Dataset | str) -> list[Entry]:
+        """The dataset's committed releases, oldest first."""
+        ds = self.dataset(dataset)
+        with self._reading() as conn:
+            return self._entries(conn, self._dataset_id(conn, ds.fingerprint), ds.fingerprint)
+
+    def events(self, dataset: Dataset | str) -> list[PrivacyEvent]:
+        """The events of the dataset's releases, oldest first."""
+        return [entry.event for entry in self.entries(dataset)]
+
+    def spend(
+        self,
+        dataset: Dataset | str,
+        event: PrivacyEvent,
+        *,
+        session: Session | str | None = None,
+    ) -> Entry:
+        """Record one release, if it fits the dataset's budget: check and record in one transaction.
+
+        Under the write lock, the dataset's entries are re-read and the total with ``event`` is computed
+        under the dataset's accountant at the budget's δ. If it is within the budget ε the entry is written
+        and committed before this returns; otherwise nothing is written.
+
+        Hand out the noisy values only after this returns: ``entry = ledger.spend(ds, event)``, then release.
+
+        Args:
+            dataset: a ``Dataset`` or its fingerprint.
+            event: the release's event (``event_for(mechanism, query=...)``).
+            session: the session to attribute it to (a ``Session`` or its uid), or ``None``.
+
+        Returns:
+            The committed ``Entry``.
+
+        Raises:
+            BudgetExceededError: the release does not fit; the message says what remains.
+            UnsupportedEventError: the dataset's accountant cannot account for this kind of event.
+        """
+        return self.spend_many(dataset, [event], session=session)[0]
+
+    def spend_many(
+        self,
+        dataset: Dataset | str,
+        events: Sequence[PrivacyEvent],
+        *,
+        session: Session | str | None = None,
+    ) -> list[Entry]:
+        """Record several releases together (e.g. the pieces of a mean), all or none, as ``spend`` does
+        for one: one transaction, one budget check of the total with all of them."""
+        events = list(events)
+        for event in events:
+            if not isinstance(event, PrivacyEvent):
+                hint = " (use event_for(mechanism))" if hasattr(event, "epsilon") else ""
+                raise ParameterTypeError(f"event must be a PrivacyEvent{hint}, got {type(event).__name__}")
+        if not events:
+            raise ParameterError("events must not be empty")
+        ds = self.dataset(dataset)
+        accountant = get_accountant(ds.accountant)
+        accountant.check(events)
+        session_uid = session.uid if isinstance(session, Session) else session
+        texts = [canonical_json(event.to_dict()) for event in events]
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT id, name, budget_epsilon, budget_delta FROM datasets WHERE fingerprint = ?",
+                (ds.fingerprint,),
+            ).fetchone()
+            dataset_id, name, budget = int(row[0]), row[1], Budget(row[2], row[3])
+            session_id = None
+            if session_uid is not None:
+                found = conn.execute("SELECT id FROM sessions WHERE uid = ?", (session_uid,)).fetchone()
+                if found is None:
+                    raise ParameterError(f"no session {session_uid!r} in the ledger; use start_session()")
+                session_id = int(found[0])
+            history = [entry.event for entry in self._entries(conn, dataset_id, ds.fingerprint)]
+            total = accountant.epsilon([*history, *events], budget.delta)
+            if not total <= budget.epsilon * (1.0 + REL_SLACK):
+                spent = accountant.epsilon(history, budget.delta)
+                raise _exceeded(name, events, total, spent, budget, accountant.name)
+            created = _now()
+            entries = [
+                Entry(uuid.uuid4().hex, ds.fingerprint, session_uid, created, event) for event in events
+            ]
+            conn.executemany(
+                _INSERT_ENTRY,
+                [
+                    (
+                        entry.uid,
+                        dataset_id,
+                        session_id,
+                        entry.created_at,
+                        entry.event.query,
+                        entry.event.mechanism,
+                        entry.event.epsilon,
+                        entry.event.delta,
+                        entry.event.rho,
+                        text,
+                    )
+                    for entry, text in zip(entries, texts, strict=True)
+                ],
+            )
+            if _before_commit is not None:
+                _before_commit()
+        return entries
+
+    def spend_release(
+        self,
+        dataset: Dataset | str,
+        release: Any,
+        *,
+        session: Session | str | None = None,
+        partition: tuple[str, str] | None = None,
+    ) -> list[Entry]:
+        """Record a ``dpdash.release.Release`` (its events: ``events_for_release``), all or nothing.
+
+        The release must have been computed on this dataset (same fingerprint). ``release()`` has drawn the
+        values already: show or hand them out only after this returns.
+        """
+        ds = self.dataset(dataset)
+        drawn_on = getattr(release, "dataset_fingerprint", None)
+        if drawn_on != ds.fingerprint:
+            raise ParameterError(
+                f"the release was computed on the table {drawn_on!r}, not on dataset {ds.name!r} "
+                f"({ds.fingerprint}); nothing was recorded"
+            )
+        return self.spend_many(ds, events_for_release(release, partition=partition), session=session)
+
+    def spend_mechanism(
+        self,
+        dataset: Dataset | str,
+        mechanism: Any,
+        *,
+        query: str = "",
+        partition: tuple[str, str] | None = None,
+        session: Session | str | None = None,
+    ) -> Entry:
+        """``spend(dataset, event_for(mechanism, query=query, partition=partition), session=session)``."""
+        return self.spend(dataset, event_for(mechanism, query=query, partition=partition), session=session)
+
+    # ---- totals -----------------------------------------------------------------------------------
+    def spent(self, dataset: Dataset | str, accountant: str | None = None) -> PrivacyTotal:
+        """The composed total of the dataset's releases at its budget's δ, under its accountant (or the
+        one named)."""
+        ds = self.dataset(dataset)
+        keeper = get_accountant(accountant or ds.accountant)
+        return keeper.total(self.events(ds), ds.budget.delta)
+
+    def status(self, dataset: Dataset | str) -> BudgetStatus:
+        """Budget, spent and remaining under the dataset's accountant."""
+        ds = self.dataset(dataset)
+        events = self.events(ds)
+        spent = get_accountant(ds.accountant).total(events, ds.budget.delta)
+        return BudgetStatus(ds.budget, spent, _remaining(ds.budget, spent.epsilon), len(events))
+
+    def remaining(self, dataset: Dataset | str) -> float:
+        """The ε still unspent at the budget's δ, under the dataset's accountant (budget ε − spent ε, ≥ 0)."""
+        return self.status(dataset).remaining_epsilon
+
+    def totals(
+        self,
+        dataset: Dataset | str,
+        accountants: Iterable[str] = ACCOUNTANT_NAMES,
+        *,
+        group_size: int = 1,
+    ) -> dict[str, PrivacyTotal | None]:
+        """The dataset's total under each accountant side by side, at the budget's δ (``None`` where an
+        accountant refuses one of the events), optionally for groups of ``group_size`` records."""
+        ds = self.dataset(dataset)
+        events = self.events(ds)
+        out: dict[str, PrivacyTotal | None] = {}
+        for name in accountants:
+            try:
+                total = get_accountant(name).total(events, ds.budget.delta)
+            except UnsupportedEventError:
+                out[name] = None
+                continue
+            out[name] = total.for_group(group_size) if group_size != 1 else total
+        return out
+
+    def cumulative(
+        self,
+        dataset: Dataset | str,
+        accountants: Iterable[str] = ACCOUNTANT_NAMES,
+        *,
+        points: int = 50,
+    ) -> list[tuple[int, dict[str, float | None]]]:
+        """Total ε at the budget's δ after the first n releases, for up to ``points`` values of n (always
+        including every n when there are few entries, and the last one): the data of a step chart."""
+        from dpdash.accounting.planning import cumulative_totals
+
+        ds = self.dataset(dataset)
+        return cumulative_totals(self.events(ds), ds.budget.delta, accountants, points=points)
+
+    # ---- export and import ----------------------------------------------------------------------
+    def export_json(self, dataset: Dataset | str) -> str:
+        """The dataset, its sessions and entries, and their totals, as JSON text (read by ``import_json``)."""
+        ds = self.dataset(dataset)
+        with self._reading() as conn:
+            entries = self._entries(conn, self._dataset_id(conn, ds.fingerprint), ds.fingerprint)
+            session_uids = {e.session for e in entries if e.session is not None}
+            sessions = [
+                Session(*row)
+                for row in conn.execute("SELECT uid, label, started_at FROM sessions ORDER BY id").fetchall()
+                if row[0] in session_uids
+            ]
+        records = [_entry_record(entry) for entry in entries]
+        document = {
+            "format": EXPORT_FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "exported_at": _now(),
+            "dataset": _dataset_record(ds),
+            "sessions": [{"uid": s.uid, "label": s.label, "started_at": s.started_at} for s in sessions],
+            "entries": records,
+            "entries_sha256": hashlib.sha256(canonical_json(records).encode()).hexdigest(),
+            "totals": _totals_record(ds, [entry.event for entry in entries]),
+        }
+        return json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
+
+    def export_to(self, dataset: Dataset | str, path: str | os.PathLike[str]) -> Path:
+        """Write ``export_json(dataset)`` to a file (UTF-8) and return its path."""
+        target = Path(path)
+        target.write_text(self.export_json(dataset), encoding="utf-8")
+        return target
+
+    def import_json(self, text: str | bytes, *, dataset: Dataset | str | None = None) -> ImportReport:
+        """Add an exported history to this ledger, all or nothing.
+
+        The export is checked completely before anything is written: it must be JSON in this format, of
+        ``dataset`` if one is given, every entry a valid event, its digest and totals must match its
+        entries (so edited or truncated exports are refused), and any entry or session already here must be
+        identical. A dataset already registered must have the same budget and accountant. New entries are
+        then added in one transaction; entries already present are skipped. Imported releases happened, so
+        they are recorded even if they take the dataset over its budget (``over_budget`` says so, and
+        further spends are refused).
+
+        Raises:
+            LedgerError: the export is refused (the message says why); this ledger is unchanged.
+        """
+        document = _parse_export(text)
+        ds = document["dataset"]
+        if dataset is not None:
+            expected = dataset.fingerprint if isinstance(dataset, Dataset) else _text(dataset, "dataset")
+            if ds.fingerprint != expected:
+                raise LedgerError(
+                    f"the export is of dataset {ds.name!r} ({ds.fingerprint}), not of the dataset "
+                    f"{expected!r}; nothing was imported"
+                )
+        sessions: list[Session] = document["sessions"]
+        entries: list[Entry] = document["entries"]
+        texts = {entry.uid: canonical_json(entry.event.to_dict()) for entry in entries}
+        with self._transaction() as conn:
+            existing = self._find(conn, ds.fingerprint)
+            if existing is None:
+                conn.execute(
+                    _INSERT_DATASET,
+                    (
+                        ds.fingerprint,
+                        ds.name,
+                        ds.budget.epsilon,
+                        ds.budget.delta,
+                        ds.accountant,
+                        ds.created_at,
+                    ),
+                )
+                existing = ds
+            elif existing.budget != ds.budget or existing.accountant != ds.accountant:
+                raise LedgerError(
+                    f"the export gives dataset {ds.name!r} the budget ε = {ds.budget.epsilon:g}, "
+                    f"δ = {ds.budget.delta:g} under {ds.accountant}, but this ledger has ε = "
+                    f"{existing.budget.epsilon:g}, δ = {existing.budget.delta:g} under "
+                    f"{existing.accountant}; nothing was imported"
+                )
+            dataset_id = self._dataset_id(conn, ds.fingerprint)
+            session_ids: dict[str, int] = {}
+            for s in sessions:
+                row = conn.execute(
+                    "SELECT id, label, started_at FROM sessions WHERE uid = ?", (s.uid,)
+                ).fetchone()
+                if row is None:
+                    cursor = conn.execute(
+                        "INSERT INTO sessions (uid, label, started_at) VALUES (?, ?, ?)",
+                        (s.uid, s.label, s.started_at),
+                    )
+                    session_ids[s.uid] = int(cursor.lastrowid or 0)
+                elif (row[1], row[2]) != (s.label, s.started_at):
+                    raise LedgerError(
+                        f"session {s.uid} differs between the export and this ledger; nothing was imported"
+                    )
+                else:
+                    session_ids[s.uid] = int(row[0])
+            added = present = 0
+            for entry in entries:
+                row = conn.execute(
+                    "SELECT e.dataset_id, e.created_at, e.event, s.uid FROM entries e "
+                    "LEFT JOIN sessions s ON s.id = e.session_id WHERE e.uid = ?",
+                    (entry.uid,),
+                ).fetchone()
+                if row is not None:
+                    same = (
+                        row[0] == dataset_id
+                        and row[1] == entry.created_at
+                        and row[3] == entry.session
+                        and _same_event(row[2], entry.event)
+                    )
+                    if not same:
+                        raise LedgerError(
+                            f"entry {entry.uid} differs between the export and this ledger; "
+                            "nothing was imported"
+                        )
+                    present += 1
+                    continue
+                event = entry.event
+                conn.execute(
+                    _INSERT_ENTRY,
+                    (
+                        entry.uid,
+                        dataset_id,
+                        session_ids.get(entry.session) if entry.session else None,
+                        entry.created_at,
+                        event.query,
+                        event.mechanism,
+                        event.epsilon,
+                        event.delta,
+                        event.rho,
+                        texts[entry.uid],
+                    ),
+                )
+                added += 1
+        try:
+            total = get_accountant(existing.accountant).epsilon(self.events(existing), existing.budget.delta)
+        except UnsupportedEventError:
+            total = math.inf
+        over = not total <= existing.budget.epsilon * (1.0 + REL_SLACK)
+        return ImportReport(existing, added, present, over)
+
+    def import_from(
+        self, path: str | os.PathLike[str], *, dataset: Dataset | str | None = None
+    ) -> ImportReport:
+        """``import_json`` of a file's contents."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as error:
+            raise LedgerError(f"cannot read the export {path}: {error}") from error
+        return self.import_json(data, dataset=dataset)
+
+    # ---- planning ---------------------------------------------------------------------------------
+    def plan(self, dataset: Dataset | str, queries: Sequence[Any]) -> Any:
+        """``planning.plan`` for this dataset: the ε per planned query that fits what remains."""
+        from dpdash.accounting.planning import plan
+
+        ds = self.dataset(dataset)
+        return plan(queries, budget=ds.budget, spent=self.events(ds), accountant=ds.accountant)
+
+    def what_if(
+        self,
+        dataset: Dataset | str,
+        event: PrivacyEvent,
+        counts: Iterable[int],
+        accountants: Iterable[str] = ACCOUNTANT_NAMES,
+    ) -> Any:
+        """``planning.what_if`` for this dataset: totals after k more releases like ``event``."""
+        from dpdash.accounting.planning import what_if
+
+        ds = self.dataset(dataset)
+        return what_if(event, counts, spent=self.events(ds), budget=ds.budget, accountants=accountants)
+
+    def max_releases(self, dataset: Dataset | str, event: PrivacyEvent) -> int:
+        """How many more releases like ``event`` fit the dataset's budget under its accountant."""
+        from dpdash.accounting.planning import max_releases
+
+        ds = self.dataset(dataset)
+        return max_releases(event, spent=self.events(ds), budget=ds.budget, accountant=ds.accountant)
+
+
+# ---- helpers ---------------------------------------------------------------------------------------
+def _text(value: object, name: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be a string, got {name}={value!r} ({type(value).__name__})")
+    if not value and not allow_empty:
+        raise ParameterError(f"{name} must be a non-empty string, got {name}={value!r}")
+    return value
+
+
+def _remaining(budget: Budget, spent: float) -> float:
+    return max(0.0, budget.epsilon - spent)
+
+
+def _exceeded(
+    name: str, events: list[PrivacyEvent], total: float, spent: float, budget: Budget, accountant: str
+) -> BudgetExceededError:
+    first = events[0]
+    label = f" ({first.query!r})" if first.query else ""
+    what = f"{first.describe()}{label}"
+    if len(events) > 1:
+        what = f"{len(events)} releases ({what}, ...)"
+    remaining = _remaining(budget, spent)
+    if math.isinf(total):
+        why = (
+            f"the {accountant} accountant certifies no finite ε at δ = {budget.delta:g} with it (its δ, or "
+            "the releases' δs together, exceed the budget's δ, or the release is not private)"
+        )
+    else:
+        why = (
+            f"it would bring the total to ε = {total:.6g} at δ = {budget.delta:g} under the {accountant} "
+            "accountant"
+        )
+    return BudgetExceededError(
+        f"refused: {what} does not fit the budget of dataset {name!r}: {why}, over the "
+        f"budget ε = {budget.epsilon:g}, δ = {budget.delta:g}. Spent so far: ε = {spent:.6g}; remaining: "
+        f"ε = {remaining:.6g} at δ = {budget.delta:g}. Nothing was recorded.",
+        remaining_epsilon=remaining,
+        requested_epsilon=total,
+    )
+
+
+def _inspect(path: Path, timeout: float) -> None:
+    """Refuse, without writing, a file that is not a dpdash ledger this version reads."""
+    advice = "The file was left unchanged; move it away or point DPDASH_LEDGER at another file."
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError as error:
+        raise LedgerError(f"cannot read the ledger {path}: {error}") from error
+    if size == 0:
+        return  # an empty file is an empty database: nothing to overwrite
+    if header != _SQLITE_HEADER:
+        raise LedgerError(f"{path} is not a dpdash ledger: it is not an SQLite database. {advice}")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
+    except sqlite3.Error as error:
+        raise LedgerError(f"cannot open the ledger {path} to check it: {error}") from error
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return
+        _check_ledger_tables(conn, path)
+        result = conn.execute("PRAGMA quick_check").fetchone()
+        if result is None or result[0] != "ok":
+            raise LedgerError(f"the ledger {path} is corrupted (SQLite's quick_check: {result}). {advice}")
+    except sqlite3.DatabaseError as error:
+        raise LedgerError(
+            f"the ledger {path} is corrupted or not an SQLite database ({error}). {advice}"
+        ) from error
+    finally:
+        conn.close()
+
+
+def _check_ledger_tables(conn: sqlite3.Connection, path: Path) -> None:
+    advice = "The file was left unchanged; move it away or point DPDASH_LEDGER at another file."
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    meta: dict[str, str] = {}
+    if "meta" in tables:
+        with contextlib.suppress(sqlite3.DatabaseError):
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    if meta.get("application") != APPLICATION:
+        shown = ", ".join(sorted(tables)[:5])
+        raise LedgerError(
+            f"{path} is not a dpdash ledger: it is another SQLite database (tables: {shown}). {advice}"
+        )
+    try:
+        version = int(meta.get("schema_version", ""))
+    except ValueError:
+        raise LedgerError(f"the ledger {path} has no valid schema version. {advice}") from None
+    if version > SCHEMA_VERSION:
+        raise LedgerError(
+            f"the ledger {path} was written by a newer dpdash (schema {version}; this one reads "
+            f"up to {SCHEMA_VERSION}). {advice}"
+        )
+    if version < 1 or not {"datasets", "sessions", "entries"} <= tables:
+        raise LedgerError(f"the ledger {path} is incomplete (tables: {sorted(tables)}). {advice}")
+    triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    if not triggers >= _TRIGGERS:
+        raise LedgerError(
+            f"the ledger {path} lacks its append-only triggers ({sorted(_TRIGGERS - triggers)}): "
+            f"its history may have been edited. {advice}"
+        )
+
+
+def _same_event(text: str, event: PrivacyEvent) -> bool:
+    try:
+        return event_from_dict(json.loads(text)) == event
+    except (ValueError, TypeError):
+        return False
+
+
+def _dataset_record(ds: Dataset) -> dict[str, Any]:
+    return {
+        "fingerprint": ds.fingerprint,
+        "name": ds.name,
+        "budget": {"epsilon": ds.budget.epsilon, "delta": ds.budget.delta},
+        "accountant": ds.accountant,
+        "created_at": ds.created_at,
+    }
+
+
+def _entry_record(entry: Entry) -> dict[str, Any]:
+    return {
+        "uid": entry.uid,
+        "created_at": entry.created_at,
+        "session": entry.session,
+        "query": entry.query,
+        "mechanism": entry.mechanism,
+        "event": entry.event.to_dict(),
+    }
+
+
+def _totals_record(ds: Dataset, events: list[PrivacyEvent]) -> dict[str, Any]:
+    record: dict[str, Any] = {"count": len(events)}
+    with_pairs = all(e.epsilon is not None and e.delta is not None for e in events)
+    if with_pairs:
+        epsilon, delta = basic_sums(events)
+        record["basic"] = {"epsilon": _finite_or_text(epsilon), "delta": delta}
+    else:
+        record["basic"] = None
+    try:
+        total = get_accountant(ds.accountant).epsilon(events, ds.budget.delta)
+        record["accountant"] = {
+            "name": ds.accountant,
+            "target_delta": ds.budget.delta,
+            "epsilon": _finite_or_text(total),
+        }
+    except UnsupportedEventError:
+        record["accountant"] = None
+    return record
+
+
+def _parse_export(text: str | bytes) -> dict[str, Any]:
+    """The export's dataset, sessions and entries, checked against its digest and totals."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise LedgerError(f"the export is not UTF-8 JSON text ({error}); nothing was imported") from None
+    if not isinstance(text, str):
+        raise ParameterTypeError(f"the export must be JSON text, got {type(text).__name__}")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LedgerError(f"the export is not JSON ({error}); nothing was imported") from None
+    if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
+        raise LedgerError(
+            "the file is not a dpdash ledger export (its 'format' is not "
+            f"{EXPORT_FORMAT!r}); nothing was imported"
+        )
+    version = document.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
+        raise LedgerError(
+            f"the export has schema version {version!r}; this dpdash reads 1 to {SCHEMA_VERSION}"
+        )
+    try:
+        raw = document["dataset"]
+        budget = Budget(raw["budget"]["epsilon"], raw["budget"]["delta"])
+        get_accountant(raw["accountant"])
+        ds = Dataset(
+            _text(raw["fingerprint"], "fingerprint"),
+            _text(raw["name"], "name"),
+            budget,
+            raw["accountant"],
+            _text(raw["created_at"], "created_at"),
+        )
+        sessions = [
+            Session(
+                _text(s["uid"], "session uid"),
+                _text(s["label"], "session label", allow_empty=True),
+                _text(s["started_at"], "session started_at"),
+            )
+            for s in document["sessions"]
+        ]
+        records = document["entries"]
+        if not isinstance(records, list):
+            raise ParameterTypeError("entries must be a list")
+    except (KeyError, TypeError, DPDashError) as error:
+        raise LedgerError(
+            f"the export is malformed ({type(error).__name__}: {error}); nothing was imported"
+        ) from None
+    session_uids = {s.uid for s in sessions}
+    entries: list[Entry] = []
+    seen: set[str] = set()
+    for index, record in enumerate(records):
+        try:
+            uid = _text(record["uid"], "uid")
+            session = record["session"]
+            if session is not None and session not in session_uids:
+                raise ParameterError(f"its session {session!r} is not among the exported sessions")
+            event = event_from_dict(record["event"])
+            if record["query"] != event.query or record["mechanism"] != event.mechanism:
+                raise ParameterError("its query or mechanism does not match its event")
+            entry = Entry(uid, ds.fingerprint, session, _text(record["created_at"], "created_at"), event)
+        except (KeyError, TypeError, DPDashError) as error:
+            raise LedgerError(
+                f"entry {index} of the export is invalid ({error}); nothing was imported"
+            ) from None
+        if uid in seen:
+            raise LedgerError(f"entry {uid} appears twice in the export; nothing was imported")
+        seen.add(uid)
+        entries.append(entry)
+    digest = hashlib.sha256(canonical_json(records).encode()).hexdigest()
+    if document.get("entries_sha256") != digest:
+        raise LedgerError(
+            "the export's entries do not match their digest: it was edited or truncated; nothing was imported"
+        )
+    _check_totals(document.get("totals"), ds, [entry.event for entry in entries])
+    return {"dataset": ds, "sessions": sessions, "entries": entries}
+
+
+def _check_totals(totals: Any, ds: Dataset, events: list[PrivacyEvent]) -> None:
+    """Refuse an export whose stated totals do not follow from its entries."""
+    problem = "the export's totals do not match its entries (it was edited); nothing was imported"
+    if not isinstance(totals, dict) or totals.get("count") != len(events):
+        raise LedgerError(problem)
+    expected = _totals_record(ds, events)
+    stated_basic, expected_basic = totals.get("basic"), expected["basic"]
+    if (stated_basic is None) != (expected_basic is None):
+        raise LedgerError(problem)
+    if expected_basic is not None:
+        for key in ("epsilon", "delta"):
+            stated = _from_finite_or_text(stated_basic.get(key), f"basic {key}")
+            actual = _from_finite_or_text(expected_basic[key], f"basic {key}")
+            if not (stated == actual or math.isclose(stated, actual, rel_tol=1e-12)):
+                raise LedgerError(problem)
+    stated_total, expected_total = totals.get("accountant"), expected["accountant"]
+    if (stated_total is None) != (expected_total is None):
+        raise LedgerError(problem)
+    if expected_total is not None:
+        if stated_total.get("name") != expected_total["name"]:
+            raise LedgerError(problem)
+        stated = _from_finite_or_text(stated_total.get("epsilon"), "total epsilon")
+        actual = _from_finite_or_text(expected_total["epsilon"], "total epsilon")
+        if not (stated == actual or math.isclose(stated, actual, rel_tol=_IMPORT_RTOL, abs_tol=1e-12)):
+            raise LedgerError(problem)

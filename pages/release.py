@@ -1,0 +1,237 @@
+"""Query & release: preview what a release could look like (free), then release it (spends budget)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpdash import preview
+from dpdash.accounting import event_for, get_accountant
+from dpdash.errors import DPDashError
+from dpdash.export import release_csv, release_script
+from dpdash.mechanisms import DiscreteGaussian, Gaussian, Geometric, Laplace, Staircase
+from dpdash.release import Release, calibrate, release
+from ui.charts import possible_release_animation, quantile_dotplot_figure
+from ui.query_builder import query_controls
+from ui.state import active_table, ledger, ledger_session, registered
+from ui.widgets import delta_control, epsilon_control
+
+MECHANISMS = {
+    "Laplace": Laplace,
+    "Gaussian (analytic)": Gaussian,
+    "Geometric": Geometric,
+    "Discrete Gaussian": DiscreteGaussian,
+    "Staircase": Staircase,
+}
+_LAST = "release_last"
+_CONFIRMING = "release_confirming"
+
+st.title("Query & release")
+table = active_table()
+st.caption(
+    f"Table: **{table.name}** · {len(table.data):,} rows · unit of privacy: {table.facts.unit.describe()}"
+)
+
+left, right = st.columns([1, 1], gap="large")
+with left:
+    query = query_controls(table.facts, "release")
+    mechanism_label = st.selectbox("Mechanism", list(MECHANISMS), key="release_mechanism")
+    mechanism = MECHANISMS[mechanism_label]
+    confidence = st.select_slider(
+        "Confidence of the ± intervals",
+        options=(0.9, 0.95, 0.99),
+        value=0.95,
+        format_func=lambda c: f"{c:.0%}",
+        key="release_confidence",
+    )
+with right:
+    epsilon = epsilon_control("release_epsilon")
+    delta = delta_control("release_delta") if mechanism in (Gaussian, DiscreteGaussian) else 0.0
+if query is None or epsilon is None:
+    st.stop()
+
+try:
+    pieces = calibrate(query, mechanism, table.data, epsilon=epsilon, delta=delta)
+    evaluation = query.evaluate(table.data)
+except DPDashError as error:
+    st.error(f"{error}", icon=":material/error:")
+    st.stop()
+
+labels = [str(label) for label in query.labels]
+# ---- the preview: simulated, free --------------------------------------------------------------------
+with st.container(border=True):
+    st.markdown("#### :material/visibility: Simulated preview · spends no budget")
+    st.caption(
+        "Computed from the mechanism's exact noise distribution (dots, ±a, chances) and seeded numpy draws "
+        "(the animation). True values are shown to you, the data owner, only. Nothing here may be published."
+    )
+    if len(pieces) == 1:
+        mech = pieces[0].mechanism
+        truth = np.asarray(evaluation.values, dtype=float).ravel()
+        k = truth.size
+        half_width = mech.release_accuracy(confidence, 1)
+        columns = st.columns(4)
+        columns[0].metric(f"±a, each value ({confidence:.0%})", f"{half_width:.4g}")
+        columns[1].metric(f"±a, all {k} at once", f"{mech.release_accuracy(confidence, k):.4g}")
+        relative = preview.relative_error(half_width, truth)
+        columns[2].metric(
+            "relative error (median)",
+            "∞" if not np.isfinite(np.median(relative)) else f"{np.median(relative):.1%}",
+        )
+        columns[3].metric(
+            "chance some value < 0", f"{1 - np.prod(1 - preview.chance_below(mech, truth, 0)):.1%}"
+        )
+        st.caption(
+            f"{mechanism_label}: scale {mech.scale:.4g}, sensitivity "
+            f"{mech.sensitivity:g} ({mech.sensitivity_norm}); ±a is the exact half-width of the noise "
+            "release() adds (plus half a grid step for rounding, for real-valued answers)."
+        )
+        shown = slice(0, 40)
+        dots = preview.quantile_dots(mech, truth[shown])
+        st.plotly_chart(
+            quantile_dotplot_figure(dots, truth[shown], labels[shown], half_width=half_width),
+            key="release_dotplot",
+        )
+        draws = mech.simulate(truth[shown], 30, rng=20261122).astype(float)
+        st.plotly_chart(
+            possible_release_animation(draws, truth[shown], labels[shown]), key="release_animation"
+        )
+        threshold = st.number_input(
+            "Threshold to check (e.g. a policy cut-off)",
+            value=float(np.median(truth)),
+            format="%g",
+            key="release_threshold",
+        )
+        crossing = preview.chance_of_crossing(mech, truth, threshold)
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "value": labels,
+                    "true (owner only)": truth,
+                    "chance noise crosses the threshold": crossing,
+                    "relative error": relative,
+                }
+            ),
+            hide_index=True,
+            key="release_crossing",
+            column_config={
+                "chance noise crosses the threshold": st.column_config.NumberColumn(format="%.1%%"),
+                "relative error": st.column_config.NumberColumn(format="%.1%%"),
+            },
+        )
+    else:
+        st.markdown("This query is released in pieces, each with its own share of ε:")
+        for piece in pieces:
+            st.markdown(
+                f"- **{piece.name}**: {piece.mechanism.name} at ε = {piece.mechanism.epsilon:g}, "
+                f"±{piece.mechanism.release_accuracy(confidence, piece.query.dimension):.4g} "
+                f"({confidence:.0%})"
+            )
+        st.caption("The combined value's interval is a closed-form bound computed at release.")
+    report = evaluation.report
+    st.caption(
+        f"NOT PRIVATE (owner only): {report.rows:,} rows, {report.rows_used:,} used; "
+        f"{report.missing} missing; clipped {report.clipped_below} below and {report.clipped_above} above "
+        f"the declared bounds; {report.truncation.rows_truncated} rows beyond the per-person limit dropped."
+    )
+
+# ---- the release: spends budget ---------------------------------------------------------------------
+st.subheader("Release")
+try:
+    record = registered(table)
+except DPDashError as error:
+    st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+    st.stop()
+if record is None:
+    st.warning(
+        "Set this table's privacy budget on the **Data** page before releasing.", icon=":material/lock:"
+    )
+    st.stop()
+
+events = [event_for(piece.mechanism, query=query.name) for piece in pieces]
+keeper = get_accountant(record.accountant)
+history = ledger().events(record)
+spent_now = keeper.epsilon(history, record.budget.delta)
+spent_after = keeper.epsilon([*history, *events], record.budget.delta)
+fits = spent_after <= record.budget.epsilon * (1 + 1e-12)
+remaining_after = record.budget.epsilon - spent_after
+remaining_after = 0.0 if remaining_after < 1e-9 * record.budget.epsilon else remaining_after
+
+
+# The confirmation is tied to exactly this query, mechanism and budget: change any of them and it lapses.
+request = (query.to_dict().__repr__(), mechanism.__name__, epsilon, delta, confidence, table.fingerprint)
+st.markdown(
+    f"Spent so far ε = {spent_now:.4g} of {record.budget.epsilon:g}; this release would bring it to "
+    f"**{spent_after:.4g}** ({record.accountant} accountant)."
+)
+if not fits:
+    st.error(
+        "This release does not fit the remaining budget: lower ε or release less.", icon=":material/block:"
+    )
+elif st.session_state.get(_CONFIRMING) != request:
+    if st.button("Release… (spends budget)", type="primary", key="release_button"):
+        st.session_state[_CONFIRMING] = request
+        st.rerun()
+else:
+    with st.container(border=True):
+        st.markdown(
+            f"**Confirm the release.** Cost: ε = {epsilon:g}{f', δ = {delta:g}' if delta else ''}. "
+            f"Total spent after: ε = {spent_after:.4g} of {record.budget.epsilon:g} ({record.accountant} "
+            f"accountant, δ = {record.budget.delta:g}); remaining {remaining_after:.4g}.  \n"
+            "**This cannot be undone:** the budget is spent even if you discard the result."
+        )
+        go, cancel = st.columns(2)
+        if cancel.button("Cancel", key="release_cancel"):
+            del st.session_state[_CONFIRMING]
+            st.rerun()
+        if go.button("Release now", type="primary", key="release_confirm"):
+            del st.session_state[_CONFIRMING]
+            try:
+                result = release(
+                    query, mechanism, table.data, epsilon=epsilon, delta=delta or None, confidence=confidence
+                )
+                ledger().spend_release(record, result, session=ledger_session())  # committed before shown
+            except DPDashError as error:
+                st.error(f"Not released: {error}", icon=":material/block:")
+            else:
+                st.session_state[_LAST] = result
+                st.rerun()
+
+last: Release | None = st.session_state.get(_LAST)
+if last is not None and last.dataset_fingerprint == table.fingerprint:
+    with st.container(border=True):
+        st.markdown(
+            f"#### :material/verified: Released · {last.query_name} · {last.mechanism} · ε = {last.epsilon:g}"
+        )
+        st.caption(f"{last.accuracy.definition}. {last.guarantee}")
+        widths = list(last.accuracy.half_widths) + [None] * (
+            len(last.values) - len(last.accuracy.half_widths)
+        )
+        st.dataframe(
+            pd.DataFrame({"value": last.labels, "released": last.values, "±": widths}),
+            hide_index=True,
+            key="release_result",
+        )
+        downloads = st.columns(3)
+        downloads[0].download_button(
+            "CSV of the released values",
+            release_csv(last),
+            "release.csv",
+            "text/csv",
+            key="release_download_csv",
+        )
+        downloads[1].download_button(
+            "JSON release record",
+            last.to_json(),
+            "release.json",
+            "application/json",
+            key="release_download_json",
+        )
+        downloads[2].download_button(
+            "Python script (dpdash)",
+            release_script(last),
+            "reproduce_release.py",
+            "text/x-python",
+            key="release_download_script",
+        )

@@ -1,0 +1,157 @@
+"""Planning: PSI-style allocation of what remains, what-if totals, releases remaining."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpdash import Gaussian, Laplace
+from dpdash.accounting import (
+    Budget,
+    LaplaceEvent,
+    PlannedQuery,
+    ZCDPEvent,
+    cumulative_totals,
+    event_for,
+    get_accountant,
+    max_releases,
+    plan,
+    what_if,
+)
+from dpdash.errors import ParameterError, UnsupportedEventError
+
+
+def test_unlocked_rows_share_the_remainder_by_weight() -> None:
+    spent = [LaplaceEvent(epsilon=0.4, sensitivity=1.0)]
+    queries = [
+        PlannedQuery(mechanism="laplace", sensitivity=1.0, weight=1.0, query="a"),
+        PlannedQuery(mechanism="geometric", sensitivity=1, weight=2.0, query="b"),
+        PlannedQuery(mechanism="staircase", sensitivity=1.0, weight=3.0, query="c"),
+    ]
+    result = plan(queries, budget=Budget(1.0), spent=spent, accountant="basic")
+    assert result.fits and result.over_by == 0.0
+    epsilons = [r.epsilon for r in result.releases]
+    # Basic composition: the remaining 0.6 split 1 : 2 : 3, to within the bisection's 1e-4, never over.
+    assert epsilons == pytest.approx([0.1, 0.2, 0.3], rel=2e-4)
+    assert result.total <= 1.0 and result.spent == pytest.approx(0.4)
+    assert epsilons[1] / epsilons[0] == pytest.approx(2.0) and epsilons[2] / epsilons[0] == pytest.approx(3.0)
+    assert [r.mechanism.name for r in result.releases] == ["Laplace", "Geometric", "Staircase"]
+    assert result.releases[0].half_width == pytest.approx(result.releases[0].mechanism.accuracy(0.95))
+
+
+def test_locked_rows_keep_their_epsilon_or_accuracy() -> None:
+    queries = [
+        PlannedQuery(mechanism="laplace", sensitivity=1.0, epsilon=0.3),
+        PlannedQuery(mechanism="laplace", sensitivity=1.0, accuracy=20.0, confidence=0.95),
+        PlannedQuery(mechanism="laplace", sensitivity=1.0),
+    ]
+    result = plan(queries, budget=Budget(1.0), accountant="basic")
+    locked, by_accuracy, free = result.releases
+    assert locked.locked and locked.epsilon == 0.3
+    expected = Laplace.for_accuracy(alpha=20.0, confidence=0.95, sensitivity=1.0).epsilon
+    assert by_accuracy.locked and by_accuracy.epsilon == expected and by_accuracy.half_width <= 20.0
+    assert free.epsilon == pytest.approx(1.0 - 0.3 - expected, rel=2e-4)
+
+
+def test_tighter_accountants_give_each_row_more() -> None:
+    queries = [PlannedQuery(mechanism="gaussian", sensitivity=1.0, delta=1e-8)] * 20
+    basic = plan(queries, budget=Budget(1.0, 1e-6), accountant="basic")
+    tight = plan(queries, budget=Budget(1.0, 1e-6), accountant="tightest")
+    assert basic.fits and tight.fits
+    assert tight.releases[0].epsilon > 1.5 * basic.releases[0].epsilon
+    assert get_accountant("tightest").epsilon(tight.events, 1e-6) <= 1.0 + 1e-9
+
+
+def test_a_plan_that_cannot_fit_says_by_how_much() -> None:
+    spent = [LaplaceEvent(epsilon=0.8, sensitivity=1.0)]
+    queries = [
+        PlannedQuery(mechanism="laplace", sensitivity=1.0, epsilon=0.5),
+        PlannedQuery(mechanism="laplace", sensitivity=1.0),
+    ]
+    result = plan(queries, budget=Budget(1.0), spent=spent, accountant="basic")
+    assert not result.fits
+    assert result.over_by == pytest.approx(0.3)
+    assert result.releases[1].mechanism is None and result.releases[1].epsilon is None
+    assert result.remaining_after == pytest.approx(-0.3)
+
+
+def test_a_plan_whose_deltas_exceed_the_budget_cannot_fit() -> None:
+    queries = [PlannedQuery(mechanism="gaussian", sensitivity=1.0, delta=1e-5)] * 2
+    result = plan(queries, budget=Budget(1.0, 1e-6), accountant="basic")
+    assert not result.fits and result.over_by == math.inf
+
+
+def test_only_locked_rows() -> None:
+    queries = [PlannedQuery(mechanism="laplace", sensitivity=1.0, epsilon=0.5)] * 2
+    assert plan(queries, budget=Budget(1.0), accountant="basic").fits
+    assert not plan(queries * 2, budget=Budget(1.0), accountant="basic").fits
+
+
+def test_planned_query_validation() -> None:
+    with pytest.raises(ParameterError, match="delta is required"):
+        PlannedQuery(mechanism="gaussian", sensitivity=1.0)
+    with pytest.raises(ParameterError, match="delta applies only"):
+        PlannedQuery(mechanism="laplace", sensitivity=1.0, delta=1e-6)
+    with pytest.raises(ParameterError, match="not both"):
+        PlannedQuery(mechanism="laplace", sensitivity=1.0, epsilon=1.0, accuracy=3.0)
+    with pytest.raises(ParameterError, match="mechanism"):
+        PlannedQuery(mechanism="wishart", sensitivity=1.0)
+    with pytest.raises(ParameterError, match="weight"):
+        PlannedQuery(mechanism="laplace", sensitivity=1.0, weight=0.0)
+
+
+def test_planning_refuses_unsupported_spent_events() -> None:
+    with pytest.raises(UnsupportedEventError):
+        plan(
+            [PlannedQuery(mechanism="laplace", sensitivity=1.0)],
+            budget=Budget(1.0),
+            spent=[ZCDPEvent(rho=0.1)],
+            accountant="basic",
+        )
+
+
+def test_what_if_and_max_releases() -> None:
+    spent = [LaplaceEvent(epsilon=0.5, sensitivity=1.0)]
+    event = LaplaceEvent(epsilon=0.1, sensitivity=1.0)
+    rows = what_if(event, [0, 1, 5, 6], spent=spent, budget=Budget(1.0, 1e-6), accountants=["basic", "zcdp"])
+    assert [row.totals["basic"] for row in rows] == pytest.approx([0.5, 0.6, 1.0, 1.1])
+    assert [row.within_budget["basic"] for row in rows] == [True, True, True, False]
+    assert rows[0].totals["zcdp"] > 0.5  # zCDP is loose for a few pure releases
+    assert max_releases(event, spent=spent, budget=Budget(1.0), accountant="basic") == 5
+    more = max_releases(event, spent=spent, budget=Budget(1.0, 1e-6), accountant="tightest")
+    assert more >= 5
+    assert get_accountant("tightest").epsilon(spent + [event] * more, 1e-6) <= 1.0 + 1e-9
+    assert get_accountant("tightest").epsilon(spent + [event] * (more + 1), 1e-6) > 1.0
+    assert (
+        max_releases(LaplaceEvent(epsilon=2.0, sensitivity=1.0), budget=Budget(1.0), accountant="basic") == 0
+    )
+
+
+def test_max_releases_of_gaussian_events_grows_like_the_square() -> None:
+    gauss = event_for(Gaussian(epsilon=0.1, delta=1e-9, sensitivity=1.0))
+    n = max_releases(gauss, budget=Budget(1.0, 1e-6), accountant="pld")
+    assert n > 40  # basic composition would allow 10
+
+
+def test_cumulative_totals_sample_long_histories() -> None:
+    events = [LaplaceEvent(epsilon=0.01, sensitivity=1.0)] * 500
+    rows = cumulative_totals(events, 1e-6, ["basic", "zcdp"], points=20)
+    counts = [n for n, _ in rows]
+    assert counts[0] == 0 and counts[-1] == 500 and len(counts) == 21 and counts == sorted(counts)
+    assert rows[-1][1]["basic"] == pytest.approx(5.0)
+    refusing = cumulative_totals(
+        [LaplaceEvent(epsilon=0.1, sensitivity=1.0), ZCDPEvent(rho=0.1)], 1e-6, ["basic"]
+    )
+    assert [row["basic"] for _, row in refusing] == [0.0, 0.1, None]
+
+
+def test_the_tightest_plan_is_the_best_of_its_components() -> None:
+    spent = [LaplaceEvent(epsilon=0.05, sensitivity=1.0)] * 20
+    queries = [PlannedQuery(mechanism="laplace", sensitivity=1.0, weight=w) for w in (1.0, 2.0)]
+    budget = Budget(2.0, 1e-6)
+    tight = plan(queries, budget=budget, spent=spent, accountant="tightest")
+    for name in ("basic", "optimal", "rdp", "pld"):
+        alone = plan(queries, budget=budget, spent=spent, accountant=name)
+        assert tight.factor >= alone.factor * (1 - 2e-4), name
+    assert tight.total <= 2.0 * (1 + 1e-9)

@@ -1,0 +1,39 @@
+"""Code run in child processes by the reliability tests (importable by name, as multiprocessing needs)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dpdash.accounting import BudgetExceededError, LaplaceEvent, Ledger
+
+
+def spend_until_refused(path: str, fingerprint: str, epsilon: float, start: Any, results: Any) -> None:
+    """Wait for the start signal, then spend ε until the ledger refuses; report how many went through."""
+    ledger = Ledger(path)
+    start.wait()
+    spent = 0
+    while True:
+        try:
+            ledger.spend(fingerprint, LaplaceEvent(epsilon=epsilon, sensitivity=1.0, query="race"))
+        except BudgetExceededError:
+            break
+        spent += 1
+    ledger.close()
+    results.put(spent)
+
+
+def spend_and_hang(path: str, fingerprint: str, ready: Any, pause_before_commit: bool) -> None:
+    """Spend once and hang, either inside the transaction (entry written, not committed) or after the
+    commit, so that the parent can kill this process there."""
+    from dpdash.accounting import ledger as ledger_module
+
+    def hang() -> None:
+        ready.set()
+        time.sleep(120)
+
+    if pause_before_commit:
+        ledger_module._before_commit = hang
+    ledger = Ledger(path)
+    ledger.spend(fingerprint, LaplaceEvent(epsilon=0.25, sensitivity=1.0, query="killed"))
+    hang()

@@ -1,0 +1,44 @@
+"""The sidebar every page shows: the table, its unit of privacy, and its budget from the ledger."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dpdash.errors import DPDashError
+from ui.state import active_table, budget_status, registered
+
+
+def unit_of_privacy(facts) -> str:  # type: ignore[no-untyped-def]
+    """Short words for the protected unit: "one row" or "one person (≤ 5 rows, by person_id)"."""
+    unit = facts.unit
+    if unit.id_column is None and unit.rows_per_person == 1:
+        return "one row"
+    rows = f"≤ {unit.rows_per_person} row{'s' if unit.rows_per_person > 1 else ''}"
+    how = f"by {unit.id_column}" if unit.id_column else "declared, not enforced"
+    return f"one person ({rows}, {how})"
+
+
+def render_sidebar() -> None:
+    """Dataset, unit of privacy and budget; a broken ledger is a message here, never a traceback."""
+    table = active_table()
+    st.markdown(f"**Data:** {table.name}  \n{len(table.data):,} rows × {table.data.shape[1]} columns")
+    relation = table.facts.unit.neighbours.description
+    st.markdown(f"**Unit of privacy:** {unit_of_privacy(table.facts)}  \n*Neighbours:* {relation}")
+    try:
+        status = budget_status(table)
+        record = registered(table)
+    except DPDashError as error:
+        st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+        return
+    if status is None or record is None:
+        st.info("No budget set for this table yet: set one on the **Data** page.", icon=":material/info:")
+        return
+    budget, spent = status.budget, status.spent.epsilon
+    share = min(1.0, spent / budget.epsilon)
+    delta = f", δ = {budget.delta:g}" if budget.delta else ""
+    st.markdown(f"**Budget:** ε = {budget.epsilon:g}{delta}")
+    st.progress(share, text=f"spent ε = {spent:.4g} · remaining ε = {status.remaining_epsilon:.4g}")
+    st.caption(f"{status.entries} release(s); totals under the **{record.accountant}** accountant at δ = "
+               f"{budget.delta:g}.")  # fmt: skip
+    if status.exhausted:
+        st.error("The budget is spent: no more releases from this table.", icon=":material/block:")

@@ -1,0 +1,87 @@
+"""Per-user state: the loaded table and this browser session's ledger handle, in ``st.session_state``.
+
+Nothing here is shared between users (no module globals, no ``st.cache_resource``). The budget itself
+lives in the persistent ledger (``dpdash.accounting.Ledger``, an SQLite file), so it survives refreshes
+and restarts; the session only keeps a handle to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from dpdash.accounting import BudgetStatus, Dataset, Ledger, Session, fingerprint
+from dpdash.datasets import PublicFacts, load_example
+
+_DATASET = "dpdash_dataset"
+_LEDGER = "dpdash_ledger"
+_SESSION = "dpdash_ledger_session"
+DEFAULT_EXAMPLE = "patients"
+
+
+@dataclass(frozen=True, eq=False)
+class ActiveTable:
+    """The table this session works on, with its declared public facts and content fingerprint."""
+
+    name: str
+    source: str
+    data: pd.DataFrame
+    facts: PublicFacts
+    fingerprint: str
+
+
+@st.cache_data(show_spinner="Loading the example…", max_entries=4)
+def _example(name: str) -> tuple[pd.DataFrame, PublicFacts, str, str]:
+    example = load_example(name)
+    return example.data, example.facts, example.title, fingerprint(example.data)
+
+
+def use_example(name: str) -> ActiveTable:
+    """Make a built-in example the active table."""
+    data, facts, title, digest = _example(name)
+    table = ActiveTable(title, f"built-in example '{name}'", data, facts, digest)
+    st.session_state[_DATASET] = table
+    return table
+
+
+def use_table(name: str, source: str, data: pd.DataFrame, facts: PublicFacts) -> ActiveTable:
+    """Make an uploaded (or edited) table the active one."""
+    table = ActiveTable(name, source, data, facts, fingerprint(data))
+    st.session_state[_DATASET] = table
+    return table
+
+
+def active_table() -> ActiveTable:
+    """The active table; the synthetic patients example until the person picks another."""
+    table = st.session_state.get(_DATASET)
+    return table if table is not None else use_example(DEFAULT_EXAMPLE)
+
+
+def ledger() -> Ledger:
+    """This session's handle on the persistent ledger (path: $DPDASH_LEDGER or the default)."""
+    handle = st.session_state.get(_LEDGER)
+    if handle is None:
+        handle = Ledger()
+        st.session_state[_LEDGER] = handle
+    return handle
+
+
+def ledger_session() -> Session:
+    """This browser session's entry in the ledger (releases are attributed to it)."""
+    session = st.session_state.get(_SESSION)
+    if session is None:
+        session = ledger().start_session("dpdash app")
+        st.session_state[_SESSION] = session
+    return session
+
+
+def registered(table: ActiveTable) -> Dataset | None:
+    """The ledger's record of this table (its budget and accountant), or None before a budget is set."""
+    return ledger().find_dataset(table.fingerprint)
+
+
+def budget_status(table: ActiveTable) -> BudgetStatus | None:
+    record = registered(table)
+    return None if record is None else ledger().status(record)
