@@ -88,9 +88,12 @@ with st.container(border=True):
             "release() adds (plus half a grid step for rounding, for real-valued answers)."
         )
         shown = slice(0, 40)
-        dots = preview.quantile_dots(mech, truth[shown])
+        # Dots as release − true value: answers of very different sizes share one readable axis.
+        offsets = preview.quantile_dots(mech, truth[shown]) - truth[shown][:, None]
         st.plotly_chart(
-            quantile_dotplot_figure(dots, truth[shown], labels[shown], half_width=half_width),
+            quantile_dotplot_figure(
+                offsets, np.zeros(offsets.shape[0]), labels[shown], half_width=half_width
+            ),
             key="release_dotplot",
         )
         draws = mech.simulate(truth[shown], 30, rng=20261122).astype(float)
@@ -116,8 +119,8 @@ with st.container(border=True):
             hide_index=True,
             key="release_crossing",
             column_config={
-                "chance noise crosses the threshold": st.column_config.NumberColumn(format="%.1%%"),
-                "relative error": st.column_config.NumberColumn(format="%.1%%"),
+                "chance noise crosses the threshold": st.column_config.NumberColumn(format="percent"),
+                "relative error": st.column_config.NumberColumn(format="percent"),
             },
         )
     else:

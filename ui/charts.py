@@ -223,7 +223,7 @@ def quantile_dotplot_figure(
     figure.update_layout(
         **{**_LAYOUT, "hovermode": "closest"},
         title="Possible releases (simulated: spends no budget)",
-        xaxis_title="released value",
+        xaxis_title="released value − true value (0: the true value, owner only)",
         yaxis={"tickmode": "array", "tickvals": list(range(n_rows)), "ticktext": labels,
                "range": [-0.6, n_rows - 0.2], "autorange": "reversed"},
         height=max(260, 70 * n_rows + 140),
@@ -256,7 +256,7 @@ def possible_release_animation(
         title="One possible release at a time (simulated: spends no budget)",
         yaxis={"range": [low - pad, high + pad], "title": "value"},
         updatemenus=[{
-            "type": "buttons", "direction": "left", "x": 0, "y": 1.18, "showactive": False,
+            "type": "buttons", "direction": "left", "x": 1, "xanchor": "right", "y": 1.2, "showactive": False,
             "buttons": [
                 {"label": "▶ Play", "method": "animate",
                  "args": [None, {"frame": {"duration": 600, "redraw": True}, "fromcurrent": True,

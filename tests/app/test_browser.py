@@ -36,3 +36,67 @@ def test_home_page_renders(page: Page, streamlit_server, screenshot_dir: Path) -
 
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page_errors == []
+
+
+def _sidebar(page: Page) -> str:
+    return page.get_by_test_id("stSidebar").inner_text()
+
+
+def _choose(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` in the selectbox labelled ``label``."""
+    page.get_by_test_id("stSelectbox").filter(has_text=label).first.click()
+    page.get_by_role("option", name=option, exact=True).click()
+    wait_until_idle(page)
+
+
+def test_release_walk_spends_the_budget_and_survives_a_reload(
+    page: Page, streamlit_server, screenshot_dir: Path
+) -> None:
+    """Load the example (the default), set its budget, preview a histogram, release it, see the
+    sidebar's spent budget change, reload the browser and see it kept (the ledger persists)."""
+    page_errors: list[str] = []
+    page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+    page.set_viewport_size({"width": 1400, "height": 2400})
+
+    page.goto(f"{streamlit_server.url}/data")
+    expect(page.get_by_text("1. Load a table")).to_be_visible()
+    wait_until_idle(page)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("No budget set")
+    page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
+    expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
+    wait_until_idle(page)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("0 release(s)")
+    page.screenshot(path=str(screenshot_dir / "data.png"))
+
+    page.goto(f"{streamlit_server.url}/release")
+    expect(page.get_by_text("Simulated preview · spends no budget")).to_be_visible()
+    wait_until_idle(page)
+    _choose(page, "Query", "Histogram")
+    _choose(page, "Mechanism", "Geometric")
+    expect(page.get_by_text("Possible releases (simulated: spends no budget)").first).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "release-preview.png"))
+    page.get_by_role("button", name="Release… (spends budget)").click()
+    expect(page.get_by_text("This cannot be undone")).to_be_visible()
+    page.get_by_role("button", name="Release now").click()
+    expect(page.get_by_text("Released · histogram")).to_be_visible()
+    wait_until_idle(page)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release(s)")
+    assert "spent ε = 0 " not in _sidebar(page)
+    page.screenshot(path=str(screenshot_dir / "release-done.png"))
+
+    page.reload()
+    expect(page.get_by_text("Simulated preview · spends no budget")).to_be_visible()
+    wait_until_idle(page)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release(s)")
+
+    for path, marker, name in [
+        ("explorer", "What ε does an accuracy cost?", "explorer"),
+        ("risk", "Worked examples from the textbook", "risk"),
+    ]:
+        page.goto(f"{streamlit_server.url}/{path}")
+        expect(page.get_by_text(marker)).to_be_visible()
+        wait_until_idle(page)
+        page.screenshot(path=str(screenshot_dir / f"{name}.png"))
+
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page_errors == []
