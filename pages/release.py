@@ -14,7 +14,7 @@ from dpdash.mechanisms import DiscreteGaussian, Gaussian, Geometric, Laplace, St
 from dpdash.release import Release, calibrate, release
 from ui.charts import possible_release_animation, quantile_dotplot_figure
 from ui.query_builder import query_controls
-from ui.state import active_table, ledger, ledger_session, registered
+from ui.state import active_table, evaluate, ledger, ledger_session, registered
 from ui.widgets import delta_control, epsilon_control
 
 MECHANISMS = {
@@ -53,7 +53,7 @@ if query is None or epsilon is None:
 
 try:
     pieces = calibrate(query, mechanism, table.data, epsilon=epsilon, delta=delta)
-    evaluation = query.evaluate(table.data)
+    evaluation = evaluate(table, query)
 except DPDashError as error:
     st.error(f"{error}", icon=":material/error:")
     st.stop()

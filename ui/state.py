@@ -14,10 +14,13 @@ import streamlit as st
 
 from dpdash.accounting import BudgetStatus, Dataset, Ledger, Session, fingerprint
 from dpdash.datasets import PublicFacts, load_example
+from dpdash.queries import Evaluation, Query
 
 _DATASET = "dpdash_dataset"
 _LEDGER = "dpdash_ledger"
 _SESSION = "dpdash_ledger_session"
+_EVALUATIONS = "dpdash_evaluations"
+_EVALUATIONS_KEPT = 16
 DEFAULT_EXAMPLE = "patients"
 
 
@@ -85,3 +88,15 @@ def registered(table: ActiveTable) -> Dataset | None:
 def budget_status(table: ActiveTable) -> BudgetStatus | None:
     record = registered(table)
     return None if record is None else ledger().status(record)
+
+
+def evaluate(table: ActiveTable, query: Query) -> Evaluation:
+    """The query's true answer and report on the table (NOT PRIVATE), computed once per (table, query)
+    and kept in this session only: reruns that change ε or the mechanism do not rescan the table."""
+    cache: dict[tuple[str, str], Evaluation] = st.session_state.setdefault(_EVALUATIONS, {})
+    key = (table.fingerprint, repr(query.to_dict()))
+    if key not in cache:
+        if len(cache) >= _EVALUATIONS_KEPT:
+            cache.pop(next(iter(cache)))
+        cache[key] = query.evaluate(table.data)
+    return cache[key]
