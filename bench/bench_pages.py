@@ -57,10 +57,10 @@ def main() -> int:
     empty.run()
     framework = median_time(empty.run)
 
-    app.switch_page("pages/explorer.py").run()
+    app.switch_page("app_pages/explorer.py").run()
     explorer = median_time(app.run)
 
-    app.switch_page("pages/release.py").run()
+    app.switch_page("app_pages/release.py").run()
     app.selectbox(key="release_kind").set_value("Histogram").run()
     app.selectbox(key="release_column").set_value("diagnosis").run()
     preview = median_time(app.run)

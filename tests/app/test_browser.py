@@ -100,3 +100,25 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
 
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page_errors == []
+
+
+def test_bad_uploads_are_messages_and_keep_the_table(page: Page, streamlit_server, tmp_path: Path) -> None:
+    """A binary file renamed .csv and an empty file: a readable error each, no traceback, and the
+    active table stays; then a good CSV replaces it."""
+    page.goto(f"{streamlit_server.url}/data")
+    expect(page.get_by_text("1. Load a table")).to_be_visible()
+    wait_until_idle(page)
+    uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    for name, content in [("photo.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))),
+                          ("empty.csv", b"")]:  # fmt: skip
+        path = tmp_path / name
+        path.write_bytes(content)
+        uploader.set_input_files(str(path))
+        expect(page.get_by_text(f"{name} was not loaded")).to_be_visible()
+        wait_until_idle(page)
+        expect(page.get_by_test_id("stSidebar")).to_contain_text("Synthetic patients")
+    good = tmp_path / "survey.csv"
+    good.write_text("age,answer\n34,yes\n71,no\n")
+    uploader.set_input_files(str(good))
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("survey.csv")
+    assert page.locator('[data-testid="stException"]').count() == 0

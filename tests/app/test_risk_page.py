@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGE = Path(__file__).resolve().parents[2] / "pages" / "risk.py"
+PAGE = Path(__file__).resolve().parents[2] / "app_pages" / "risk.py"
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ can be released. dpdash helps you see what that trade-off means before you make 
 """
 )
 
-st.page_link("pages/explorer.py", label="Open the Mechanism explorer", icon=":material/compare:")
+st.page_link("app_pages/explorer.py", label="Open the Mechanism explorer", icon=":material/compare:")
 
 st.info(
     "This is an early version. The **Mechanism explorer** is ready; pages for **Data**, **Release** "

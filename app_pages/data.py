@@ -37,6 +37,8 @@ buttons = st.columns(len(EXAMPLES) + 1)
 for column, name in zip(buttons, EXAMPLES, strict=False):
     if column.button(f"Example: {name}", key=f"data_example_{name}", width="stretch"):
         use_example(name)
+        st.session_state.pop("data_upload_warnings", None)
+        st.rerun()
 upload = st.file_uploader(
     f"…or upload CSV, TSV, Parquet or Excel (.xlsx), up to {MAX_UPLOAD_MB} MB",
     type=[extension.lstrip(".") for extension in UPLOAD_EXTENSIONS],
@@ -51,6 +53,7 @@ if upload is not None and st.session_state.get("data_upload_seen") != (upload.na
     else:
         use_table(upload.name, f"upload '{upload.name}'", loaded.data, PublicFacts(unit=Facts()))
         st.session_state["data_upload_warnings"] = list(loaded.warnings)
+        st.rerun()
 for warning in st.session_state.get("data_upload_warnings", []):
     st.warning(warning, icon=":material/warning:")
 
@@ -125,8 +128,11 @@ with st.form("data_facts"):
         except DPDashError as error:
             st.error(f"The facts were not saved: {error}", icon=":material/error:")
         else:
-            table = use_table(table.name, table.source, table.data, new_facts)
-            st.success("Saved. Queries now use these facts.", icon=":material/check:")
+            use_table(table.name, table.source, table.data, new_facts)
+            st.session_state["data_facts_saved"] = True
+            st.rerun()
+if st.session_state.pop("data_facts_saved", False):
+    st.success("Saved. Queries now use these facts.", icon=":material/check:")
 st.caption(f"Unit of privacy: {unit_of_privacy(table.facts)}. {table.facts.unit.describe()}.")
 
 # ---- budget -------------------------------------------------------------------------------------------
