@@ -11,7 +11,14 @@ from dpdash.accounting import ACCOUNTANT_NAMES, Budget
 from dpdash.datasets import EXAMPLES, PublicFacts
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts, Neighbours
-from dpdash.loading import MAX_UPLOAD_MB, UPLOAD_EXTENSIONS, column_types, load_table
+from dpdash.loading import (
+    COLUMN_KINDS,
+    MAX_UPLOAD_MB,
+    UPLOAD_EXTENSIONS,
+    coerce_column,
+    column_types,
+    load_table,
+)
 from ui.sidebar import unit_of_privacy
 from ui.state import active_table, ledger, registered, use_example, use_table
 
@@ -62,8 +69,25 @@ st.markdown(f"**Active table:** {table.name} ({table.source}) · {len(table.data
             f"fingerprint `{table.fingerprint[:19]}…`")  # fmt: skip
 kinds = column_types(table.data)
 st.dataframe(table.data.head(200), height=240, key="data_preview")
-st.caption("First 200 rows (owner only). Column types as read: " +
-           ", ".join(f"{c}: {k}" for c, k in kinds.items()))  # fmt: skip
+st.caption("First 200 rows (owner only).")
+with st.expander("Column types (as read; change them here)"):
+    edited = st.data_editor(
+        pd.DataFrame({"column": list(kinds), "type": list(kinds.values())}), hide_index=True,
+        disabled=["column"], key="data_types_editor", width="stretch",
+        column_config={"type": st.column_config.SelectboxColumn(options=list(COLUMN_KINDS), required=True)},
+    )  # fmt: skip
+    lossy_ok = st.checkbox("Turn values that do not convert into missing values", key="data_types_lossy")
+    if st.button("Apply the types", key="data_types_apply"):
+        data = table.data
+        try:
+            for column, kind in zip(edited["column"], edited["type"], strict=True):
+                if kinds[column] != kind:
+                    data = coerce_column(data, column, kind, drop_invalid=lossy_ok)
+        except DPDashError as error:
+            st.error(f"The types were not changed: {error}", icon=":material/error:")
+        else:
+            use_table(table.name, table.source, data, table.facts)
+            st.rerun()
 
 # ---- public facts -------------------------------------------------------------------------------------
 st.subheader("2. Declare the public facts")

@@ -10,7 +10,17 @@ from dpdash import preview
 from dpdash.accounting import event_for, get_accountant
 from dpdash.errors import DPDashError
 from dpdash.export import release_csv, release_script
-from dpdash.mechanisms import DiscreteGaussian, Gaussian, Geometric, Laplace, Staircase
+from dpdash.mechanisms import (
+    DiscreteGaussian,
+    ExponentialMechanism,
+    Gaussian,
+    Geometric,
+    Laplace,
+    PermuteAndFlip,
+    ReportNoisyMax,
+    Staircase,
+)
+from dpdash.queries import SelectionQuery
 from dpdash.release import Release, calibrate, release
 from ui.charts import possible_release_animation, quantile_dotplot_figure
 from ui.query_builder import query_controls
@@ -24,6 +34,11 @@ MECHANISMS = {
     "Discrete Gaussian": DiscreteGaussian,
     "Staircase": Staircase,
 }
+SELECTION_MECHANISMS = {
+    "Exponential mechanism": ExponentialMechanism,
+    "Permute-and-flip": PermuteAndFlip,
+    "Report noisy max": ReportNoisyMax,
+}
 _LAST = "release_last"
 _CONFIRMING = "release_confirming"
 
@@ -36,8 +51,12 @@ st.caption(
 left, right = st.columns([1, 1], gap="large")
 with left:
     query = query_controls(table.facts, "release")
-    mechanism_label = st.selectbox("Mechanism", list(MECHANISMS), key="release_mechanism")
-    mechanism = MECHANISMS[mechanism_label]
+    selecting = isinstance(query, SelectionQuery)
+    choices = SELECTION_MECHANISMS if selecting else MECHANISMS
+    mechanism_label = st.selectbox(
+        "Mechanism", list(choices), key=f"release_mechanism{'_selection' * selecting}"
+    )
+    mechanism = choices[mechanism_label]
     confidence = st.select_slider(
         "Confidence of the ± intervals",
         options=(0.9, 0.95, 0.99),
@@ -52,13 +71,21 @@ if query is None or epsilon is None:
     st.stop()
 
 try:
-    pieces = calibrate(query, mechanism, table.data, epsilon=epsilon, delta=delta)
     evaluation = evaluate(table, query)
+    if selecting:  # ε is split equally over the selections (basic composition), as release() does
+        share = epsilon / len(query.selections)
+        selectors = [mechanism(epsilon=share, sensitivity=sensitivity, monotone=query.monotone)
+                     for sensitivity in query.utility_sensitivities]  # fmt: skip
+        spending = selectors
+        pieces = []
+    else:
+        pieces = calibrate(query, mechanism, table.data, epsilon=epsilon, delta=delta)
+        spending = [piece.mechanism for piece in pieces]
 except DPDashError as error:
     st.error(f"{error}", icon=":material/error:")
     st.stop()
 
-labels = [str(label) for label in query.labels]
+labels = [str(label) for label in (query.selections if selecting else query.labels)]
 # ---- the preview: simulated, free --------------------------------------------------------------------
 with st.container(border=True):
     st.markdown("#### :material/visibility: Simulated preview · spends no budget")
@@ -66,7 +93,24 @@ with st.container(border=True):
         "Computed from the mechanism's exact noise distribution (dots, ±a, chances) and seeded numpy draws "
         "(the animation). True values are shown to you, the data owner, only. Nothing here may be published."
     )
-    if len(pieces) == 1:
+    if selecting:
+        for i, selector in enumerate(selectors):
+            utilities = evaluation.utilities[i]
+            chances = selector.probabilities(utilities)
+            top = np.argsort(-chances)[:10]
+            st.markdown(
+                f"**{labels[i]}**: the true answer is **{evaluation.values[i]:g}** (owner only). The "
+                f"{mechanism_label.lower()} picks a candidate with these exact chances (10 most likely "
+                "shown); "
+                f"with {confidence:.0%} probability the pick is within "
+                f"{selector.utility_gap(confidence, len(utilities)):.4g} utility units of the best."
+            )
+            st.dataframe(
+                pd.DataFrame({"candidate": np.asarray(query.candidates)[top], "chance": chances[top]}),
+                hide_index=True, key=f"release_selection_{i}",
+                column_config={"chance": st.column_config.NumberColumn(format="percent")},
+            )  # fmt: skip
+    elif len(pieces) == 1:
         mech = pieces[0].mechanism
         truth = np.asarray(evaluation.values, dtype=float).ravel()
         k = truth.size
@@ -152,7 +196,7 @@ if record is None:
     )
     st.stop()
 
-events = [event_for(piece.mechanism, query=query.name) for piece in pieces]
+events = [event_for(spent, query=query.name) for spent in spending]
 keeper = get_accountant(record.accountant)
 history = ledger().events(record)
 spent_now = keeper.epsilon(history, record.budget.delta)

@@ -12,6 +12,7 @@ from dpdash.queries import (
     GroupBySum,
     Histogram,
     Mean,
+    Quantile,
     Query,
     Sum,
     Where,
@@ -26,7 +27,9 @@ QUERY_KINDS = (
     "Group-by count",
     "Group-by sum",
     "Contingency table",
+    "Median / quantile",
 )
+SELECTION_KINDS = ("Median / quantile",)
 
 
 def query_controls(facts: PublicFacts, key: str) -> Query | None:
@@ -36,10 +39,10 @@ def query_controls(facts: PublicFacts, key: str) -> Query | None:
     categorical = sorted(facts.categories)
     kind = st.selectbox("Query", QUERY_KINDS, key=f"{key}_kind")
     unit = facts.unit
-    if kind in ("Sum", "Mean", "Group-by sum") and not numeric:
+    if kind in ("Sum", "Mean", "Group-by sum", "Median / quantile") and not numeric:
         st.warning("Declare bounds for a numeric column on the Data page first.", icon=":material/info:")
         return None
-    if kind not in ("Count", "Sum", "Mean") and not categorical:
+    if kind not in ("Count", "Sum", "Mean", "Median / quantile") and not categorical:
         st.warning("Declare the categories of a column on the Data page first.", icon=":material/info:")
         return None
     if kind == "Count":
@@ -54,6 +57,13 @@ def query_controls(facts: PublicFacts, key: str) -> Query | None:
         st.caption(f"Values are clamped to the declared bounds [{bounds.lower:g}, {bounds.upper:g}].")
         cls = Sum if kind == "Sum" else Mean
         return cls(column=column, bounds=bounds, facts=unit)
+    if kind == "Median / quantile":
+        column = st.selectbox("Column", numeric, key=f"{key}_column")
+        level = st.slider("Quantile level q", 0.05, 0.95, 0.5, 0.05, key=f"{key}_level")
+        bounds = facts.bounds[column]
+        size = int(st.number_input("Public candidates (evenly spaced over the bounds)", 2, 10_000, 101,
+                                   key=f"{key}_candidates"))  # fmt: skip
+        return Quantile.on_grid(column=column, bounds=bounds, size=size, quantiles=level, facts=unit)
     if kind == "Histogram":
         column = st.selectbox("Column", categorical, key=f"{key}_column")
         return Histogram(column=column, categories=facts.categories[column], facts=unit)

@@ -95,3 +95,19 @@ def test_uploaded_csv_replaces_the_table(app: AppTest) -> None:
     data.to_csv(buffer, index=False)
     loaded = load_table(buffer.getvalue().encode(), "small.csv")
     assert list(loaded.data.columns) == ["x", "y"]
+
+
+def test_median_previews_exact_chances_and_releases(app: AppTest, tmp_path: Path) -> None:
+    app.switch_page("app_pages/data.py").run()
+    app.button(key="data_set_budget").click().run()
+    app.switch_page("app_pages/release.py").run()
+    app.selectbox(key="release_kind").set_value("Median / quantile").run()
+    for mechanism in ("Exponential mechanism", "Permute-and-flip", "Report noisy max"):
+        app.selectbox(key="release_mechanism_selection").set_value(mechanism).run()
+        assert not app.exception and not app.error
+        chances = app.dataframe[0].value["chance"]
+        assert 0 < chances.sum() <= 1 + 1e-9 and chances.is_monotonic_decreasing
+    app.button(key="release_button").click().run()
+    app.button(key="release_confirm").click().run()
+    assert any("Released · quantile 0.5 of age" in m.value for m in app.markdown)
+    assert _status(tmp_path).entries == 1
