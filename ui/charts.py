@@ -267,3 +267,45 @@ def possible_release_animation(
         }],
     )  # fmt: skip
     return figure
+
+
+ACCOUNTANT_COLOURS = {
+    "basic": "#999999", "advanced": "#CC79A7", "optimal": "#E69F00", "zcdp": "#56B4E9",
+    "rdp": "#009E73", "pld": "#0072B2", "tightest": "#D55E00",
+}  # fmt: skip
+
+
+def cumulative_budget_figure(rows: list[tuple[int, dict[str, float | None]]], budget: float) -> go.Figure:
+    """Total ε after each release, one step line per accountant, the budget as a line."""
+    figure = go.Figure()
+    names = list(rows[0][1]) if rows else []
+    for name in names:
+        xs = [n for n, totals in rows if totals.get(name) is not None]
+        ys = [totals[name] for n, totals in rows if totals.get(name) is not None]
+        figure.add_scatter(
+            x=xs, y=ys, mode="lines+markers", name=name, line={"shape": "hv", "width": 3 if name == "tightest"
+            else 1.5, "color": ACCOUNTANT_COLOURS.get(name, "#444")},
+            hovertemplate=f"{name}: after %{{x}} releases, ε = %{{y:.4g}}<extra></extra>",
+        )  # fmt: skip
+    figure.add_hline(
+        y=budget, line={"color": "#000", "dash": "dash"}, annotation_text=f"budget ε = {budget:g}"
+    )
+    figure.update_layout(
+        **{**_LAYOUT, "hovermode": "closest"},
+        title="Total ε spent, by accountant (at the budget's δ)",
+        xaxis={"title": "releases", "rangemode": "tozero", "tickformat": "d"},
+        yaxis={"title": "total ε", "rangemode": "tozero"},
+    )
+    return figure
+
+
+def budget_gauge(spent: float, budget: float, accountant: str) -> go.Figure:
+    """The share of the budget spent under the dataset's accountant."""
+    figure = go.Figure(go.Indicator(
+        mode="gauge+number", value=spent, number={"valueformat": ".4g", "suffix": f" of {budget:g}"},
+        title={"text": f"ε spent ({accountant})"},
+        gauge={"axis": {"range": [0, budget]}, "bar": {"color": "#D55E00" if spent >= budget else "#0072B2"},
+               "steps": [{"range": [0, budget], "color": "#EEF2F6"}]},
+    ))  # fmt: skip
+    figure.update_layout(height=260, margin={"l": 30, "r": 30, "t": 60, "b": 10})
+    return figure

@@ -19,6 +19,7 @@ def wait_until_idle(page: Page) -> None:
     """Wait for Streamlit's script run to finish (its 'running' status widget goes away)."""
     expect(page.locator('[data-testid="stApp"]')).to_be_visible()
     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0)  # elements still arriving
 
 
 def test_home_page_renders(page: Page, streamlit_server, screenshot_dir: Path) -> None:
@@ -90,6 +91,7 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release(s)")
 
     for path, marker, name in [
+        ("budget", "Every accountant, side by side", "budget"),
         ("explorer", "What ε does an accuracy cost?", "explorer"),
         ("risk", "Worked examples from the textbook", "risk"),
     ]:

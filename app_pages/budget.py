@@ -1,0 +1,93 @@
+"""Budget: what has been spent from the active table's budget, under every accountant."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dpdash.errors import DPDashError
+from ui.charts import budget_gauge, cumulative_budget_figure
+from ui.state import active_table, ledger, registered
+
+st.title("Budget")
+table = active_table()
+try:
+    record = registered(table)
+except DPDashError as error:
+    st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+    st.stop()
+st.caption(f"Table: **{table.name}** · ledger file: `{ledger().path}`")
+if record is None:
+    st.info("No budget is set for this table yet: set one on the **Data** page.", icon=":material/info:")
+    st.stop()
+
+keeper, budget = record.accountant, record.budget
+status = ledger().status(record)
+entries = ledger().entries(record)
+delta_text = f", δ = {budget.delta:g}" if budget.delta else ""
+st.markdown(
+    f"Budget ε = {budget.epsilon:g}{delta_text}, kept by the **{keeper}** accountant: every total below is "
+    f"the ε at δ = {budget.delta:g} for the releases so far (unit of privacy: {table.facts.unit.describe()})."
+)
+gauge, facts = st.columns([2, 3])
+with gauge:
+    st.plotly_chart(budget_gauge(status.spent.epsilon, budget.epsilon, keeper), key="budget_gauge")
+with facts:
+    st.metric("remaining ε", f"{status.remaining_epsilon:.4g}", help=f"budget − spent, under {keeper}")
+    st.metric("releases", status.entries)
+    if status.exhausted:
+        st.error("The budget is spent: no more releases from this table.", icon=":material/block:")
+
+st.subheader("Every accountant, side by side")
+group = int(
+    st.number_input("Protect groups of this many records (group privacy)", 1, 100, 1, key="budget_group")
+)
+totals = ledger().totals(record, group_size=group)
+st.dataframe(
+    pd.DataFrame(
+        [{"accountant": name, "total ε": None if total is None else total.epsilon,
+          "δ": None if total is None else total.delta,
+          "note": "cannot account for one of these releases" if total is None
+          else (f"smallest here: {total.via}" if name == "tightest" else "")}
+         for name, total in totals.items()]
+    ),
+    hide_index=True, key="budget_totals",
+    column_config={"total ε": st.column_config.NumberColumn(format="%.4g"),
+                   "δ": st.column_config.NumberColumn(format="%.2e")},
+)  # fmt: skip
+if group > 1:
+    st.caption(f"For groups of {group} records: (gε, g·e^((g−1)ε)·δ) applied to each total.")
+if entries:
+    st.plotly_chart(cumulative_budget_figure(ledger().cumulative(record), budget.epsilon), key="budget_steps")
+
+st.subheader("Releases")
+log = pd.DataFrame(
+    [
+        {
+            "time (UTC)": e.created_at[:19].replace("T", " "),
+            "query": e.query,
+            "mechanism": e.mechanism,
+            "ε": e.epsilon,
+            "δ": e.delta,
+        }
+        for e in entries
+    ]
+)
+st.dataframe(log, hide_index=True, key="budget_log")
+
+st.subheader("Export and import")
+left, right = st.columns(2)
+left.download_button(
+    "Export this table's ledger (JSON)", ledger().export_json(record), file_name="dpdash-ledger.json",
+    mime="application/json", key="budget_export",
+)  # fmt: skip
+upload = right.file_uploader("Import a ledger export (JSON)", type=["json"], key="budget_import")
+if upload is not None and st.session_state.get("budget_import_seen") != (upload.name, upload.size):
+    st.session_state["budget_import_seen"] = (upload.name, upload.size)
+    try:
+        report = ledger().import_json(upload.getvalue(), dataset=record)
+    except DPDashError as error:
+        st.error(f"Not imported (the ledger is unchanged): {error}", icon=":material/error:")
+    else:
+        over = " The table is now over its budget." if report.over_budget else ""
+        st.success(f"Imported {report.added} release(s); {report.present} were already here.{over}")

@@ -1,0 +1,45 @@
+"""AppTest of the Budget page: totals under every accountant, group privacy, export and a refused import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpdash.accounting import Budget, Ledger, event_for, fingerprint
+from dpdash.datasets import synthetic_patients
+from dpdash.mechanisms import Geometric
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    path = tmp_path / "ledger.sqlite"
+    monkeypatch.setenv("DPDASH_LEDGER", str(path))
+    with Ledger(path) as ledger:
+        ds = ledger.add_dataset(
+            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+        )
+        for epsilon in (0.1, 0.2, 0.3):
+            ledger.spend(ds, event_for(Geometric(epsilon=epsilon, sensitivity=1), query="count"))
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    at.switch_page("app_pages/budget.py").run()
+    return at
+
+
+def test_budget_page_shows_every_accountant_and_the_log(app: AppTest) -> None:
+    assert not app.exception, [e.value for e in app.exception]
+    totals = app.dataframe[0].value.set_index("accountant")
+    assert totals.loc["basic", "total ε"] == pytest.approx(0.6)
+    assert totals.loc["tightest", "total ε"] <= totals.loc["basic", "total ε"] + 1e-12
+    assert len(app.dataframe[1].value) == 3
+    assert [m.value for m in app.metric if m.label == "releases"] == ["3"]
+
+
+def test_group_privacy_scales_the_totals(app: AppTest) -> None:
+    app.number_input(key="budget_group").set_value(3).run()
+    totals = app.dataframe[0].value.set_index("accountant")
+    assert totals.loc["basic", "total ε"] == pytest.approx(1.8)
