@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpdash.errors import DPDashError
+from dpdash.report import stakeholder_report
 from ui.charts import budget_gauge, cumulative_budget_figure
 from ui.state import active_table, ledger, registered
 
@@ -42,7 +43,8 @@ st.subheader("Every accountant, side by side")
 group = int(
     st.number_input("Protect groups of this many records (group privacy)", 1, 100, 1, key="budget_group")
 )
-totals = ledger().totals(record, group_size=group)
+base_totals = ledger().totals(record)  # once per rerun; groups derive from it
+totals = {name: (t.for_group(group) if t is not None and group > 1 else t) for name, t in base_totals.items()}
 st.dataframe(
     pd.DataFrame(
         [{"accountant": name, "total ε": None if total is None else total.epsilon,
@@ -80,6 +82,11 @@ left, right = st.columns(2)
 left.download_button(
     "Export this table's ledger (JSON)", ledger().export_json(record), file_name="dpdash-ledger.json",
     mime="application/json", key="budget_export",
+)
+left.download_button(
+    "Stakeholder report (one-page HTML)",
+    stakeholder_report(record, entries, base_totals, unit_of_privacy=table.facts.unit.describe()),
+    file_name="dpdash-privacy-report.html", mime="text/html", key="budget_report",
 )  # fmt: skip
 upload = right.file_uploader("Import a ledger export (JSON)", type=["json"], key="budget_import")
 if upload is not None and st.session_state.get("budget_import_seen") != (upload.name, upload.size):

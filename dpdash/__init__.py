@@ -22,6 +22,7 @@ from dpdash import (
     loading,
     preview,
     queries,
+    report,
     risk,
     sampling,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "preview",
     "queries",
     "release",
+    "report",
     "risk",
     "sampling",
 ]

@@ -1,0 +1,25 @@
+"""The stakeholder report: states the numbers with their definitions, escapes every text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dpdash.accounting import Budget, Ledger, event_for
+from dpdash.mechanisms import Laplace
+from dpdash.report import stakeholder_report
+from dpdash.risk import posterior_bound
+
+
+def test_report_states_budget_totals_and_risk(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ds = ledger.add_dataset(name="<b>patients</b>", fingerprint="sha256:abc", budget=Budget(2.0, 1e-6),
+                                accountant="basic")  # fmt: skip
+        ledger.spend(ds, event_for(Laplace(epsilon=0.5, sensitivity=1.0), query="count <script>"))
+        ledger.spend(ds, event_for(Laplace(epsilon=0.25, sensitivity=1.0), query="mean age"))
+        page = stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), unit_of_privacy="one person")
+    page = " ".join(page.split())  # HTML ignores line breaks; so does the check
+    assert "&lt;b&gt;patients&lt;/b&gt;" in page and "<script>" not in page  # escaped
+    assert "ε = 0.75 at δ = 1e-06" in page  # basic: 0.5 + 0.25
+    assert "remaining:</b> ε = 1.25" in page
+    assert f"{float(posterior_bound(0.5, 0.75)):.1%}" in page
+    assert "Releases (2)" in page and "mean age" in page
