@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from dpdash import risk
+from dpdash.errors import DPDashError
 from dpdash.mechanisms import Laplace
 from ui.charts import icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
+from ui.state import active_table, ledger, registered
 from ui.widgets import delta_control, epsilon_control
 
 st.title("What does ε mean?")
@@ -51,12 +55,29 @@ with words:
     )
 epsilons = np.geomspace(0.01, 10, 200)
 curve = risk.posterior_table([prior], epsilons)[0]
+marks = [("your ε", epsilon, posterior)]
+try:  # the active table's releases, and their total under its accountant, from the ledger
+    record = registered(active_table())
+    if record is not None:
+        for i, entry in enumerate(ledger().entries(record), start=1):
+            if entry.epsilon:
+                believed = float(risk.posterior_bound(prior, entry.epsilon))
+                marks.append((f"release {i}", entry.epsilon, believed))
+        total = ledger().status(record).spent
+        if total.events and math.isfinite(total.epsilon):
+            marks.append((f"total ({total.accountant})", total.epsilon,
+                          float(risk.posterior_bound(prior, total.epsilon))))  # fmt: skip
+except DPDashError as error:
+    st.warning(f"The ledger's releases are not shown: {error}", icon=":material/warning:")
 st.plotly_chart(
-    posterior_figure(
-        prior=prior, epsilons=epsilons, posteriors=curve, marks=[("your ε", epsilon, posterior)]
-    ),
+    posterior_figure(prior=prior, epsilons=epsilons, posteriors=curve, marks=marks),
     key="risk_posterior_chart",
 )
+if len(marks) > 1:
+    st.caption(
+        "Dots: your ε, each release of the active table, and their total at the budget's δ under the "
+        "table's accountant (the bound uses the total's ε; its δ is the small chance it may not hold)."
+    )
 
 st.subheader("Prior → posterior")
 priors = np.array([0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9])
