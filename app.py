@@ -24,6 +24,7 @@ PAGES = [
     st.Page("app_pages/explorer.py", title="Mechanism explorer", icon=":material/compare:"),
     st.Page("app_pages/release.py", title="Query & release", icon=":material/send:"),
     st.Page("app_pages/budget.py", title="Budget", icon=":material/account_balance_wallet:"),
+    st.Page("app_pages/planner.py", title="Planner", icon=":material/tune:"),
     st.Page("app_pages/risk.py", title="What does ε mean?", icon=":material/psychology_alt:"),
 ]
 

@@ -1,0 +1,137 @@
+"""Planner: share what remains of the budget among planned releases, before spending any of it."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dpdash.accounting import PlannedQuery
+from dpdash.errors import DPDashError
+from ui.state import active_table, ledger, registered
+
+MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")
+EXAMPLE_PLAN = pd.DataFrame(
+    [
+        {"query": "count of patients", "mechanism": "geometric", "sensitivity": 5.0, "answers k": 1,
+         "weight": 1.0, "lock ε": None, "lock ±accuracy": None},
+        {"query": "diagnosis histogram", "mechanism": "geometric", "sensitivity": 5.0, "answers k": 12,
+         "weight": 2.0, "lock ε": None, "lock ±accuracy": None},
+        {"query": "mean income (sum)", "mechanism": "laplace", "sensitivity": 750_000.0, "answers k": 1,
+         "weight": 1.0, "lock ε": None, "lock ±accuracy": None},
+    ]
+)  # fmt: skip
+
+
+def _blank(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+st.title("Planner")
+table = active_table()
+try:
+    record = registered(table)
+except DPDashError as error:
+    st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+    st.stop()
+if record is None:
+    st.info("Set this table's budget on the **Data** page to plan against it.", icon=":material/info:")
+    st.stop()
+status = ledger().status(record)
+st.caption(
+    f"Budget ε = {record.budget.epsilon:g} (δ = {record.budget.delta:g}), {status.spent.epsilon:.4g} spent, "
+    f"{status.remaining_epsilon:.4g} left under the **{record.accountant}** accountant. Planning spends "
+    "nothing. Unlocked rows share what is left in proportion to their weights (one common factor, PSI's "
+    "rule); a locked row keeps its ε, or the ε its ±accuracy needs."
+)
+
+if status.exhausted:
+    st.error("Nothing remains of this table's budget: no release can be planned.", icon=":material/block:")
+    st.stop()
+
+confidence = st.select_slider("Confidence of the ±accuracy", (0.9, 0.95, 0.99), value=0.95,
+                              format_func=lambda c: f"{c:.0%}", key="planner_confidence")  # fmt: skip
+delta = st.select_slider("δ for Gaussian rows", (1e-5, 1e-6, 1e-7, 1e-8), value=1e-6,
+                         format_func=lambda d: f"{d:.0e}", key="planner_delta")  # fmt: skip
+rows = st.data_editor(
+    EXAMPLE_PLAN, num_rows="dynamic", hide_index=True, key="planner_rows", width="stretch",
+    column_config={
+        "mechanism": st.column_config.SelectboxColumn(options=MECHANISMS, required=True),
+        "sensitivity": st.column_config.NumberColumn(min_value=0.0, format="%g", required=True),
+        "answers k": st.column_config.NumberColumn(min_value=1, step=1, required=True),
+        "weight": st.column_config.NumberColumn(min_value=0.0, format="%g"),
+        "lock ε": st.column_config.NumberColumn(min_value=0.0, format="%g"),
+        "lock ±accuracy": st.column_config.NumberColumn(min_value=0.0, format="%g"),
+    },
+)  # fmt: skip
+
+try:
+    planned = []
+    for row in rows.to_dict("records"):
+        if _blank(row.get("mechanism")) or _blank(row.get("sensitivity")):
+            continue
+        gaussian = row["mechanism"] in ("gaussian", "discrete_gaussian")
+        planned.append(
+            PlannedQuery(
+                mechanism=row["mechanism"], sensitivity=float(row["sensitivity"]),
+                weight=1.0 if _blank(row.get("weight")) else float(row["weight"]),
+                delta=delta if gaussian else None,
+                epsilon=None if _blank(row.get("lock ε")) else float(row["lock ε"]),
+                accuracy=None if _blank(row.get("lock ±accuracy")) else float(row["lock ±accuracy"]),
+                confidence=confidence, k=int(row.get("answers k") or 1), query=str(row.get("query") or ""),
+            )
+        )  # fmt: skip
+    if not planned:
+        st.info("Add a planned release to the table.", icon=":material/info:")
+        st.stop()
+    with st.spinner("Fitting the plan to the budget…"):
+        plan = ledger().plan(record, planned)
+except DPDashError as error:
+    st.error(f"The plan cannot be computed: {error}", icon=":material/error:")
+    st.stop()
+
+result = pd.DataFrame(
+    [
+        {"query": r.query.query, "mechanism": r.query.mechanism, "locked": "yes" if r.locked else "",
+         "ε": r.epsilon, f"±accuracy ({confidence:.0%}, all k answers)": r.half_width}
+        for r in plan.releases
+    ]
+)  # fmt: skip
+if plan.fits:
+    st.success(
+        f"The plan fits: total ε = {plan.total:.4g} of {record.budget.epsilon:g} ({plan.accountant}), "
+        f"{plan.remaining_after:.4g} would remain.",
+        icon=":material/check:",
+    )
+    st.dataframe(result, hide_index=True, key="planner_result")
+else:
+    st.error(
+        f"The plan does not fit: it is over the budget by ε = {plan.over_by:.4g} ({plan.accountant} "
+        "accountant). Unlock rows, loosen their accuracy, or drop a release.",
+        icon=":material/block:",
+    )
+    st.dataframe(
+        result.style.apply(lambda _: ["color: #b42318"] * len(result.columns), axis=1),
+        hide_index=True, key="planner_result",
+    )  # fmt: skip
+
+st.subheader("What if?")
+choice = st.selectbox("A release like", [r.query.query or r.query.mechanism for r in plan.releases],
+                      key="planner_whatif_row")  # fmt: skip
+chosen = next(r for r in plan.releases if (r.query.query or r.query.mechanism) == choice)
+event = chosen.event
+if event is None:
+    st.caption("This row has no ε in the plan, so there is nothing to repeat.")
+else:
+    more = int(st.number_input("k more releases like it", 1, 10_000, 5, key="planner_whatif_k"))
+    outlook = ledger().what_if(record, event, [more])[0]
+    whatif = [
+        {"accountant": name, "total ε after": total, "within budget": outlook.within_budget[name]}
+        for name, total in outlook.totals.items()
+    ]
+    st.dataframe(pd.DataFrame(whatif), hide_index=True, key="planner_whatif")
+    st.metric(
+        f"Releases like it that still fit ({record.accountant})", ledger().max_releases(record, event),
+        help="At this row's ε and accuracy, counting what has already been spent.",
+    )  # fmt: skip
