@@ -72,6 +72,10 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     page.goto(f"{streamlit_server.url}/release")
     expect(page.get_by_text("Simulated preview · spends no budget")).to_be_visible()
     wait_until_idle(page)
+    epsilon_box = page.get_by_label("…or type an exact ε")
+    epsilon_box.fill("0.3")
+    epsilon_box.press("Enter")
+    wait_until_idle(page)
     _choose(page, "Query", "Histogram")
     _choose(page, "Mechanism", "Geometric")
     expect(page.get_by_text("Possible releases (simulated: spends no budget)").first).to_be_visible()
@@ -85,13 +89,31 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     assert "spent ε = 0 " not in _sidebar(page)
     page.screenshot(path=str(screenshot_dir / "release-done.png"))
 
+    # A second release: the count of patients.
+    _choose(page, "Query", "Count")
+    page.get_by_role("button", name="Release… (spends budget)").click()
+    page.get_by_role("button", name="Release now").click()
+    expect(page.get_by_text("Released · count")).to_be_visible()
+    wait_until_idle(page)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("2 release(s)")
+
     page.reload()
     expect(page.get_by_text("Simulated preview · spends no budget")).to_be_visible()
     wait_until_idle(page)
-    expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release(s)")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("2 release(s)")
+
+    page.goto(f"{streamlit_server.url}/budget")
+    expect(page.get_by_text("Every accountant, side by side")).to_be_visible()
+    wait_until_idle(page)
+    expect(page.get_by_test_id("stMetric").filter(has_text="releases")).to_contain_text("2")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Stakeholder report (one-page HTML)").click()
+    report = download.value.path().read_text()
+    assert "Releases (2)" in report and "histogram of diabetes" in report
 
     for path, marker, name in [
         ("budget", "Every accountant, side by side", "budget"),
+        ("planner", "What if?", "planner"),
         ("explorer", "What ε does an accuracy cost?", "explorer"),
         ("risk", "Worked examples from the textbook", "risk"),
     ]:
