@@ -1,7 +1,8 @@
 """Benchmark: server time of the app's pages with a 1 000 000-row table loaded (Streamlit AppTest).
 
 Targets (issue 6): first load of the app ≤ 3 s; Mechanism explorer rerun ≤ 300 ms; a histogram
-preview ≤ 500 ms. Baselines measured in the same run: the bare pandas aggregation a histogram preview
+preview ≤ 500 ms. Issue 7: the Budget page rerun with a 1 000-release ledger ≤ 500 ms. Baselines
+measured in the same run: the bare pandas aggregation a histogram preview
 needs (``value_counts`` on the column), and an empty Streamlit rerun (the framework's own cost).
 Each figure is the median of 5 reruns after a warm-up.
 
@@ -21,8 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import fingerprint
+from dpdash.accounting import Budget, Ledger, event_for, fingerprint
 from dpdash.datasets import synthetic_patients
+from dpdash.mechanisms import DiscreteGaussian, Gaussian, Geometric, Laplace, Staircase
 from ui.state import ActiveTable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,10 +69,28 @@ def main() -> int:
     bare = median_time(lambda: example.data["diagnosis"].value_counts())
     assert not app.exception, [e.value for e in app.exception]
 
+    # A 1 000-release ledger for this table: 100 releases of each of 10 mechanism settings.
+    settings = [
+        Laplace(epsilon=0.01, sensitivity=1.0), Laplace(epsilon=0.02, sensitivity=5.0),
+        Geometric(epsilon=0.01, sensitivity=1), Geometric(epsilon=0.015, sensitivity=5),
+        Gaussian(epsilon=0.05, delta=1e-9, sensitivity=1.0),
+        Gaussian(epsilon=0.1, delta=1e-9, sensitivity=2.0),
+        DiscreteGaussian(epsilon=0.05, delta=1e-9, sensitivity=1), Staircase(epsilon=0.01, sensitivity=1.0),
+        Laplace(epsilon=0.005, sensitivity=1.0), Geometric(epsilon=0.005, sensitivity=1),
+    ]  # fmt: skip
+    with Ledger() as ledger:
+        ds = ledger.add_dataset(name="bench", fingerprint=digest, budget=Budget(epsilon=100.0, delta=1e-5))
+        for mechanism in settings:
+            ledger.spend_many(ds, [event_for(mechanism, query="bench")] * 100)
+    app.switch_page("app_pages/budget.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    budget_page = median_time(app.run)
+
     rows = [
         ("first load of the app (home page)", first_load, 3.0, None),
         ("Mechanism explorer rerun", explorer, 0.3, framework),
         ("histogram preview rerun (12 categories)", preview, 0.5, bare),
+        ("Budget page rerun, 1 000-release ledger", budget_page, 0.5, framework),
     ]
     print(f"baselines: empty Streamlit rerun {framework * 1e3:.1f} ms; "
           f"pandas value_counts on 1M rows {bare * 1e3:.1f} ms")  # fmt: skip
