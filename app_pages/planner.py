@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpdash.accounting import PlannedQuery
 from dpdash.errors import DPDashError
+from dpdash.report import plan_report
 from ui.state import active_table, ledger, registered
 
 MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")
@@ -115,6 +116,12 @@ else:
         result.style.apply(lambda _: ["color: #b42318"] * len(result.columns), axis=1),
         hide_index=True, key="planner_result",
     )  # fmt: skip
+
+st.download_button(
+    "Stakeholder report of this plan (HTML)",
+    plan_report(record, plan, unit_of_privacy=table.facts.unit.describe()),
+    file_name="dpdash-release-plan.html", mime="text/html", key="planner_report",
+)
 
 st.subheader("What if?")
 choice = st.selectbox("A release like", [r.query.query or r.query.mechanism for r in plan.releases],

@@ -177,10 +177,20 @@ with st.container(border=True):
             )
         st.caption("The combined value's interval is a closed-form bound computed at release.")
     report = evaluation.report
+    bias = ""
+    if report.clipping_bias is not None and any(b != 0 for b in report.clipping_bias):
+        shown_bias = ", ".join(f"{b:+.4g}" for b in report.clipping_bias[:5])
+        bias = f" Clipping moves the true answer by {shown_bias} (answer with the bounds − without them)."
+    outside = (
+        f" {report.outside} value(s) outside the declared categories ({report.outside_policy})."
+        if (report.outside)
+        else ""
+    )
     st.caption(
         f"NOT PRIVATE (owner only): {report.rows:,} rows, {report.rows_used:,} used; "
-        f"{report.missing} missing; clipped {report.clipped_below} below and {report.clipped_above} above "
-        f"the declared bounds; {report.truncation.rows_truncated} rows beyond the per-person limit dropped."
+        f"{report.missing} missing (dropped and counted); clipped {report.clipped_below} below and "
+        f"{report.clipped_above} above the declared bounds; {report.truncation.rows_truncated} rows beyond "
+        f"the per-person limit dropped.{bias}{outside}"
     )
 
 # ---- the release: spends budget ---------------------------------------------------------------------

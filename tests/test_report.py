@@ -23,3 +23,22 @@ def test_report_states_budget_totals_and_risk(tmp_path: Path) -> None:
     assert "remaining:</b> ε = 1.25" in page
     assert f"{float(posterior_bound(0.5, 0.75)):.1%}" in page
     assert "Releases (2)" in page and "mean age" in page
+
+
+def test_plan_report_says_whether_it_fits(tmp_path: Path) -> None:
+    from dpdash.accounting import PlannedQuery
+    from dpdash.report import plan_report
+
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ds = ledger.add_dataset(
+            name="t", fingerprint="sha256:x", budget=Budget(1.0, 1e-6), accountant="basic"
+        )
+        fits = ledger.plan(ds, [PlannedQuery(mechanism="laplace", sensitivity=1.0, query="count")])
+        over = ledger.plan(ds, [PlannedQuery(mechanism="laplace", sensitivity=1.0, epsilon=3.0, query="x")])
+    page = " ".join(plan_report(ds, fits, unit_of_privacy="one row").split())
+    assert (
+        "The plan fits: ε = 1 of 1 after the plan" in page
+        and "Nothing in this plan has been released" in page
+    )
+    page = " ".join(plan_report(ds, over, unit_of_privacy="one row").split())
+    assert "does <b>not</b> fit: over the budget by ε = 2" in page
