@@ -23,6 +23,19 @@ def spend_until_refused(path: str, fingerprint: str, epsilon: float, start: Any,
     results.put(spent)
 
 
+def spend_once(path: str, fingerprint: str, epsilon: float, start: Any, results: Any) -> None:
+    """Wait for the start signal, then try one spend of ε; report 1 if it went through, 0 if refused."""
+    ledger = Ledger(path)
+    start.wait()
+    try:
+        ledger.spend(fingerprint, LaplaceEvent(epsilon=epsilon, sensitivity=1.0, query="race"))
+        results.put(1)
+    except BudgetExceededError:
+        results.put(0)
+    finally:
+        ledger.close()
+
+
 def spend_and_hang(path: str, fingerprint: str, ready: Any, pause_before_commit: bool) -> None:
     """Spend once and hang, either inside the transaction (entry written, not committed) or after the
     commit, so that the parent can kill this process there."""
