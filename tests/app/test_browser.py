@@ -146,3 +146,42 @@ def test_bad_uploads_are_messages_and_keep_the_table(page: Page, streamlit_serve
     uploader.set_input_files(str(good))
     expect(page.get_by_test_id("stSidebar")).to_contain_text("survey.csv")
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_budget_page_refuses_bad_imports(page: Page, streamlit_server, tmp_path: Path) -> None:
+    """A file that is not JSON, and an export whose entries were edited: both refused with a readable
+    message, the ledger unchanged (same release count before and after)."""
+    import json
+
+    page.goto(f"{streamlit_server.url}/data")
+    expect(page.get_by_text("3. Set the privacy budget")).to_be_visible()
+    wait_until_idle(page)
+    set_budget = page.get_by_role("button", name="Set this budget (it cannot be changed later)")
+    if set_budget.count():
+        set_budget.click()
+        expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
+    page.goto(f"{streamlit_server.url}/budget")
+    expect(page.get_by_text("Export and import")).to_be_visible()
+    wait_until_idle(page)
+    before = page.get_by_test_id("stMetric").filter(has_text="releases").inner_text()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export this table's ledger (JSON)").click()
+    export = json.loads(download.value.path().read_text())
+    uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+
+    not_json = tmp_path / "notes.json"
+    not_json.write_text("these are not the releases you are looking for")
+    uploader.set_input_files(str(not_json))
+    expect(page.get_by_text("Not imported (the ledger is unchanged)")).to_be_visible()
+
+    export["dataset"]["budget"]["epsilon"] = 1000.0  # tampered: a bigger budget than registered
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(export))
+    uploader.set_input_files(str(tampered))
+    expect(page.get_by_text("Not imported (the ledger is unchanged)").first).to_be_visible()
+    wait_until_idle(page)
+    page.reload()
+    expect(page.get_by_text("Export and import")).to_be_visible()
+    wait_until_idle(page)
+    assert page.get_by_test_id("stMetric").filter(has_text="releases").inner_text() == before
+    assert page.locator('[data-testid="stException"]').count() == 0
