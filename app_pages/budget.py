@@ -8,7 +8,7 @@ import streamlit as st
 from dpdash.errors import DPDashError
 from dpdash.report import stakeholder_report
 from ui.charts import budget_gauge, cumulative_budget_figure
-from ui.state import active_table, ledger, registered
+from ui.state import active_table, ledger, ledger_session, registered
 
 st.title("Budget")
 table = active_table()
@@ -63,6 +63,9 @@ if entries:
     st.plotly_chart(cumulative_budget_figure(ledger().cumulative(record), budget.epsilon), key="budget_steps")
 
 st.subheader("Releases")
+shown = entries
+if st.toggle("Only this browser session's releases", key="budget_this_session"):
+    shown = [entry for entry in entries if entry.session == ledger_session().uid]
 log = pd.DataFrame(
     [
         {
@@ -72,7 +75,7 @@ log = pd.DataFrame(
             "ε": e.epsilon,
             "δ": e.delta,
         }
-        for e in entries
+        for e in shown
     ]
 )
 st.dataframe(log, hide_index=True, key="budget_log")

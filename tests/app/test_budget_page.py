@@ -43,3 +43,10 @@ def test_group_privacy_scales_the_totals(app: AppTest) -> None:
     app.number_input(key="budget_group").set_value(3).run()
     totals = app.dataframe[0].value.set_index("accountant")
     assert totals.loc["basic", "total ε"] == pytest.approx(1.8)
+
+
+def test_session_filter_shows_only_this_sessions_releases(app: AppTest) -> None:
+    app.toggle(key="budget_this_session").set_value(True).run()
+    assert not app.exception
+    assert len(app.dataframe[1].value) == 0  # the fixture's releases were made outside this session
+    assert [m.value for m in app.metric if m.label == "releases"] == ["3"]  # totals still cover all
