@@ -217,7 +217,7 @@ remaining_after = 0.0 if remaining_after < 1e-9 * record.budget.epsilon else rem
 
 
 # The confirmation is tied to exactly this query, mechanism and budget: change any of them and it lapses.
-request = (query.to_dict().__repr__(), mechanism.__name__, epsilon, delta, confidence, table.fingerprint)
+request = (repr(query.to_dict()), mechanism.__name__, epsilon, delta, confidence, table.fingerprint)
 st.markdown(
     f"Spent so far ε = {spent_now:.4g} of {record.budget.epsilon:g}; this release would bring it to "
     f"**{spent_after:.4g}** ({record.accountant} accountant)."

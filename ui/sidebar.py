@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
 from ui.state import active_table, budget_status, registered
 
 
-def unit_of_privacy(facts) -> str:  # type: ignore[no-untyped-def]
+def unit_of_privacy(facts: PublicFacts) -> str:
     """Short words for the protected unit: "one row" or "one person (≤ 5 rows, by person_id)"."""
     unit = facts.unit
     if unit.id_column is None and unit.rows_per_person == 1:
