@@ -41,48 +41,44 @@ def digest(path: Path) -> str:
 
 
 @pytest.mark.slow
+def _race(context, target, path: Path, epsilon: float, processes: int = 20) -> list[int]:  # type: ignore[no-untyped-def]
+    """Start ``processes`` workers running ``target``, release them at once, and collect their reports."""
+    start, results = context.Event(), context.Queue()
+    workers_ = [
+        context.Process(target=target, args=(str(path), FINGERPRINT, epsilon, start, results))
+        for _ in range(processes)
+    ]
+    for process in workers_:
+        process.start()
+    start.set()  # all at once
+    reports = [results.get(timeout=120) for _ in workers_]
+    for process in workers_:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    return reports
+
+
+def _basic_total(path: Path) -> tuple[int, float]:
+    with Ledger(path) as ledger:
+        events = ledger.events(FINGERPRINT)
+        return len(events), get_accountant("basic").epsilon(events, 0.0)
+
+
 def test_twenty_processes_never_overspend(tmp_path: Path, context) -> None:  # type: ignore[no-untyped-def]
     """20 processes each try one spend of ε = 0.07 against a budget of ε = 1, all released at once: exactly
     14 fit (14 × 0.07 = 0.98; a 15th would make 1.05), so exactly 14 succeed and 6 are refused, whatever
     the scheduling. A second round, with each process spending until refused, never goes over either."""
     path = tmp_path / "ledger.sqlite"
     make_ledger(path, Budget(1.0))
-    start, results = context.Event(), context.Queue()
-    workers_ = [
-        context.Process(target=workers.spend_once, args=(str(path), FINGERPRINT, 0.07, start, results))
-        for _ in range(20)
-    ]
-    for process in workers_:
-        process.start()
-    start.set()  # all at once
-    outcomes = [results.get(timeout=120) for _ in workers_]
-    for process in workers_:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    with Ledger(path) as ledger:
-        events = ledger.events(FINGERPRINT)
-        total = get_accountant("basic").epsilon(events, 0.0)
-    assert sum(outcomes) == len(events) == 14
+    outcomes = _race(context, workers.spend_once, path, 0.07)
+    count, total = _basic_total(path)
+    assert sum(outcomes) == count == 14
     assert total == pytest.approx(0.98) and total <= 1.0
 
     # Round two: the 0.02 left, taken 0.005 at a time by 20 processes until the ledger refuses.
-    start, results = context.Event(), context.Queue()
-    workers_ = [
-        context.Process(
-            target=workers.spend_until_refused, args=(str(path), FINGERPRINT, 0.005, start, results)
-        )
-        for _ in range(20)
-    ]
-    for process in workers_:
-        process.start()
-    start.set()
-    counts = [results.get(timeout=120) for _ in workers_]
-    for process in workers_:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    with Ledger(path) as ledger:
-        total = get_accountant("basic").epsilon(ledger.events(FINGERPRINT), 0.0)
-    assert sum(counts) == 4  # 0.02 / 0.005
+    counts = _race(context, workers.spend_until_refused, path, 0.005)
+    count, total = _basic_total(path)
+    assert sum(counts) == 4 and count == 18  # 0.02 / 0.005
     assert total == pytest.approx(1.0) and total <= 1.0 + 1e-9
 
 
