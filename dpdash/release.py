@@ -75,7 +75,9 @@ __all__ = [
     "PieceRecord",
     "Release",
     "calibrate",
+    "check_compatible",
     "dataset_fingerprint",
+    "mechanism_class",
     "release",
 ]
 
@@ -402,7 +404,7 @@ def release(
         raise ParameterTypeError(
             f"query must be a query spec from dpdash.queries, got {type(query).__name__}"
         )
-    cls = _mechanism_class(mechanism)
+    cls = mechanism_class(mechanism)
     epsilon = check.positive_finite(epsilon, "epsilon")
     confidence = check.open_unit(confidence, "confidence")
     steps = _postprocess_steps(postprocess, query)
@@ -419,7 +421,7 @@ def release(
         )
     else:
         delta = 0.0
-    _check_compatible(query, cls)
+    check_compatible(query, cls)
 
     evaluation = query.evaluate(df)
     fingerprint = dataset_fingerprint(df)
@@ -469,7 +471,9 @@ def release(
 # ---- checks -------------------------------------------------------------------------------------------
 
 
-def _mechanism_class(mechanism: object) -> type:
+def mechanism_class(mechanism: object) -> type:
+    """The mechanism class ``release`` uses for a class or a name in ``MECHANISMS`` (readable errors
+    for the Wishart and vector mechanisms, instances, and unknown names)."""
     if isinstance(mechanism, str):
         key = mechanism.strip().lower().replace("-", "_").replace(" ", "_")
         if key not in MECHANISMS:
@@ -501,7 +505,8 @@ def _mechanism_class(mechanism: object) -> type:
     raise ParameterTypeError(f"mechanism must be a mechanism class or name, got mechanism={mechanism!r}")
 
 
-def _check_compatible(query: Query, cls: type) -> None:
+def check_compatible(query: Query, cls: type) -> None:
+    """Refuse, with the reason and what to use instead, a mechanism class that does not suit ``query``."""
     label = query.name
     if isinstance(query, SelectionQuery):
         if not issubclass(cls, SelectionMechanism):
@@ -598,8 +603,8 @@ def calibrate(
 ) -> list[CalibratedPiece]:
     """The mechanisms ``release`` would use for a numeric (or composite) query, without drawing noise:
     what a preview shows. Raises the same readable errors as ``release`` for unsuitable combinations."""
-    cls = _mechanism_class(mechanism)
-    _check_compatible(query, cls)
+    cls = mechanism_class(mechanism)
+    check_compatible(query, cls)
     if isinstance(query, CompositeQuery):
         parts = [(p.name, p.query, p.share) for p in query.pieces()]
     elif isinstance(query, NumericQuery):

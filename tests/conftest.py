@@ -1,4 +1,4 @@
-"""Suite-wide setup: no test ever reads or writes the user's real budget ledger."""
+"""Suite-wide setup: no test ever reads or writes the user's real budget ledger; the audit option."""
 
 from __future__ import annotations
 
@@ -6,9 +6,22 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
+
 
 def pytest_configure(config: object) -> None:
     """Point DPDASH_LEDGER at a fresh temporary file before anything (including module- and
     session-scoped fixtures and the browser tests' server, which inherits the environment) opens it."""
     folder = Path(tempfile.mkdtemp(prefix="dpdash-tests-"))
     os.environ["DPDASH_LEDGER"] = str(folder / "ledger.sqlite")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--audit=strong``: the privacy audits (tests/audit) run 10× more trials with stricter power
+    targets; the default ``fast`` keeps the suite quick."""
+    parser.addoption(
+        "--audit",
+        choices=("fast", "strong"),
+        default="fast",
+        help="trials of the empirical privacy audits: fast (default) or strong (10x, minutes)",
+    )
