@@ -6,6 +6,7 @@
 #   make lint      ruff only
 #   make run       the Streamlit app at http://localhost:8501
 #   make bench     every bench/bench_*.py
+#   make audit     the privacy audits with 10x the trials (tests/audit --audit=strong; minutes)
 #   make clean     caches and test output (keeps .venv)
 #   make distclean clean, and remove .venv too
 
@@ -26,7 +27,7 @@ APT  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv chromium test lint run bench clean distclean
+.PHONY: help venv chromium test lint run bench audit clean distclean
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -65,6 +66,9 @@ lint: venv
 
 run: venv
 	$(VENV)/bin/streamlit run app.py
+
+audit: venv
+	$(PY) -m pytest -q tests/audit --audit=strong
 
 bench: venv
 	@shopt -s nullglob; files=(bench/bench_*.py); \
