@@ -14,7 +14,7 @@ import pytest
 
 import dpdash
 
-PACKAGES = ["dpdash", "dpdash.mechanisms", "dpdash.queries", "dpdash.sampling"]
+PACKAGES = ["dpdash", "dpdash.audit", "dpdash.mechanisms", "dpdash.queries", "dpdash.sampling"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -18,8 +18,9 @@ from dpdash.audit.bounds import (
     epsilon_lower_bound,
 )
 from dpdash.audit.events import Binning, Event, best_event
+from dpdash.audit.neighbours import Neighbour, worst_case_neighbour
 from dpdash.audit.run import AuditResult, AuditRun, audit
-from dpdash.audit.targets import AuditTarget, mechanism_target, query_target
+from dpdash.audit.targets import AuditTarget, mechanism_target, min_eigenvalue, query_target
 
 __all__ = [
     "AuditResult",
@@ -27,6 +28,7 @@ __all__ = [
     "AuditTarget",
     "Binning",
     "Event",
+    "Neighbour",
     "audit",
     "best_event",
     "clopper_pearson_lower",
@@ -34,5 +36,7 @@ __all__ = [
     "epsilon_bounds",
     "epsilon_lower_bound",
     "mechanism_target",
+    "min_eigenvalue",
     "query_target",
+    "worst_case_neighbour",
 ]
