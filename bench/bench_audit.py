@@ -11,7 +11,6 @@ Run: ``.venv/bin/python bench/bench_audit.py`` (or ``make bench``).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -19,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 import pandas as pd
 
+from bench.timing import best_of
 from dpdash.audit import audit, mechanism_target, query_target
 from dpdash.audit.neighbours import worst_case_neighbour
 from dpdash.mechanisms import ExponentialMechanism, Geometric, Laplace
@@ -26,16 +26,6 @@ from dpdash.queries import Count
 
 N = 1_000_000
 TARGET_SECONDS = 10.0
-
-
-def best_of(function, repeats: int = 3) -> float:
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> int:

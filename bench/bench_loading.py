@@ -17,29 +17,18 @@ from __future__ import annotations
 
 import io
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd
 
+from bench.timing import best_of
 from dpdash.datasets import synthetic_patients
 from dpdash.loading import load_table
 
 ROWS = 1_000_000
 GENERATE_TARGET = 0.5  # seconds for the default 100 000 rows
-
-
-def best_of(function: Callable[[], object], repeats: int = 3) -> float:
-    function()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> int:

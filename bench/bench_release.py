@@ -10,13 +10,13 @@ Run: ``.venv/bin/python bench/bench_release.py`` (or ``make bench``).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
+from bench.timing import best_of
 from dpdash.mechanisms import (
     DiscreteGaussian,
     Gaussian,
@@ -29,21 +29,11 @@ N = 1_000_000
 TARGET_RATIO = 50.0
 
 
-def best_of(function, repeats: int = 5) -> float:
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> int:
     rng = np.random.default_rng(0)
     real = rng.normal(100.0, 10.0, N)
     counts = rng.integers(0, 1000, N)
-    baseline = best_of(lambda: rng.laplace(0.0, 1.0, N))
+    baseline = best_of(lambda: rng.laplace(0.0, 1.0, N), repeats=5)
     print(f"baseline: numpy Generator.laplace, 10^6 draws: {baseline * 1e3:.1f} ms")
     print(f"{'release of 10^6 answers':<46} {'time':>9} {'ratio':>8}  target <= {TARGET_RATIO:g}x")
     rows = [
@@ -63,7 +53,7 @@ def main() -> int:
     ]
     failed = False
     for label, mechanism, values in rows:
-        seconds = best_of(lambda m=mechanism, v=values: m.release(v))
+        seconds = best_of(lambda m=mechanism, v=values: m.release(v), repeats=5)
         ratio = seconds / baseline
         failed |= ratio > TARGET_RATIO
         verdict = "ok" if ratio <= TARGET_RATIO else "MISSED"
