@@ -220,8 +220,21 @@ class NoiseMechanism(ABC):
     def release(self, values: npt.ArrayLike) -> np.ndarray:
         """Noisy answers that may be published: the k = size(values) answers go through
         ``release_plan(k)``: exact integer noise from ``dpdash.sampling`` on the operating system's
-        randomness, on a fixed grid for real answers. No seed and no generator argument, on purpose."""
-        return _plan(self, max(int(np.size(values)), 1)).apply(values, self.name)
+        randomness, on a fixed grid for real answers. No seed and no generator argument, on purpose.
+        (One draw of ``release_trials``: the same code.)"""
+        return self.release_trials(values, 1)[0]
+
+    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
+        """n independent outputs of ``release(values)``, release-grade (exact samplers on OS randomness,
+        the same code path and the same calibration as ``release``), shape (n, *shape of one release).
+
+        Each of the n copies is one release of k = size(values) answers through ``release_plan(k)`` (not
+        the plan for n·k answers): the answers are rounded to its grid once and every copy gets its own
+        exact integer noise. For an empirical privacy audit; n releases of the same data are not a
+        publication the stated ε covers (they compose to n·ε).
+        """
+        count = check.non_negative_int(n, "n")
+        return _plan(self, max(int(np.size(values)), 1)).apply(values, self.name, trials=count)
 
     def release_accuracy(self, confidence: float = 0.95, k: int = 1) -> float:
         """A half-width a with Pr[all k released answers within ±a of the truth] ≥ confidence, for the

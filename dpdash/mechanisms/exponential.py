@@ -13,9 +13,18 @@ from scipy import special
 
 from dpdash import _validation as check
 from dpdash import sampling
-from dpdash.mechanisms.selection import SelectionMechanism, exact_gammas, exp_trials, float_utilities
+from dpdash.mechanisms.selection import (
+    SelectionMechanism,
+    exact_gammas,
+    exp_trials,
+    float_utilities,
+    row_chunks,
+)
 
 __all__ = ["ExponentialMechanism", "PermuteAndFlip"]
+
+#: Most proposals the exponential mechanism draws at once.
+_MAX_BATCH = 2**22
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,20 +72,30 @@ class ExponentialMechanism(SelectionMechanism):
         scores = float(self.factor) * float_utilities(utilities)
         return np.exp(scores - special.logsumexp(scores))
 
-    def release(self, utilities: npt.ArrayLike) -> int:
-        """The selected index, exact (rejection from uniform proposals; see the class docstring)."""
-        gammas = exact_gammas(utilities, self.factor)
+    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
+        """n independent selections, exact (rejection from uniform proposals; see the class docstring).
+
+        The pairs (uniform proposal r, Bernoulli(exp(−γ_r)) trial) are i.i.d., so the accepted proposals,
+        taken in the order they were drawn, are i.i.d. draws of the target law: proposals are drawn in
+        batches (sized from the acceptance rate Σ_r exp(−γ_r)/m, a float used for nothing else) and the
+        first n accepted ones are returned, in order.
+        """
+        gammas = exact_gammas(values, self.factor)
+        count = check.non_negative_int(n, "n")
         m = len(gammas)
-        if m == 1:
-            return 0
+        out = np.zeros(count, dtype=np.int64)
+        if m == 1 or count == 0:
+            return out
         table = exp_trials(gammas)
-        acceptance = float(np.exp(-np.array([float(g) for g in gammas])).sum()) / m
-        batch = int(min(max(4.0 / acceptance, 16), 2**16))
-        while True:
+        acceptance = float(np.exp(-np.array([float(g) for g in gammas])).sum()) / m  # ≥ 1/m: γ* = 0
+        filled = 0
+        while filled < count:
+            batch = int(min(1.1 * (count - filled) / acceptance + 16, _MAX_BATCH))
             proposals = sampling.uniform_integers(m, batch)
-            accepted = table.less(proposals, batch)
-            if accepted.any():
-                return int(proposals[int(np.argmax(accepted))])
+            accepted = proposals[table.less(proposals, batch)][: count - filled]
+            out[filled : filled + accepted.size] = accepted
+            filled += accepted.size
+        return out
 
     def _draw(self, utilities: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
         return rng.choice(utilities.size, size=size, p=self.probabilities(utilities))
@@ -144,14 +163,30 @@ class PermuteAndFlip(SelectionMechanism):
             out += (w[start : start + 256, None] * np.exp(total - logs)).sum(axis=0)
         return p * out
 
-    def release(self, utilities: npt.ArrayLike) -> int:
-        """The selected index, exact (class docstring)."""
-        gammas = exact_gammas(utilities, self.factor)
+    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
+        """n independent selections, exact (class docstring): each row flips all m coins and returns a
+        uniformly random heads candidate. Rows are grouped by their number of heads c ≥ 1 (the best
+        candidate's coin has γ = 0 and always lands heads); a group draws j ~ uniform{0, …, c − 1} exactly
+        for each row and selects the row's (j + 1)-th heads candidate."""
+        gammas = exact_gammas(values, self.factor)
+        count = check.non_negative_int(n, "n")
         m = len(gammas)
-        if m == 1:
-            return 0
-        heads = np.flatnonzero(exp_trials(gammas).less(np.arange(m), m))
-        return int(heads[int(sampling.uniform_integers(heads.size, 1)[0])])
+        out = np.zeros(count, dtype=np.int64)
+        if m == 1 or count == 0:
+            return out
+        table = exp_trials(gammas)
+        for start, stop in row_chunks(count, m):
+            rows = stop - start
+            keys = np.tile(np.arange(m), rows)
+            heads = table.less(keys, rows * m).reshape(rows, m)
+            seen = np.cumsum(heads, axis=1)  # heads among candidates 0 … r, per row
+            rank = np.empty(rows, dtype=np.int64)
+            for c in np.unique(seen[:, -1]):
+                group = np.flatnonzero(seen[:, -1] == c)
+                rank[group] = sampling.uniform_integers(int(c), group.size)
+            # The (rank + 1)-th heads: the first candidate with rank + 1 heads up to and including it.
+            out[start:stop] = np.argmax(seen > rank[:, None], axis=1)
+        return out
 
     def _draw(self, utilities: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
         # Report-noisy-max with Exp(1/f) noise: the same law (Ding et al. 2021), vectorised.

@@ -108,13 +108,17 @@ class ReleasePlan:
         """The grid step g (1 for integer answers)."""
         return 1.0 if self.grid is None else self.grid.step
 
-    def apply(self, values: npt.ArrayLike, mechanism: str) -> np.ndarray:
-        """The noisy release of ``values`` (validated; nothing is drawn for bad input)."""
+    def apply(self, values: npt.ArrayLike, mechanism: str, trials: int | None = None) -> np.ndarray:
+        """The noisy release of ``values`` (validated; nothing is drawn for bad input).
+
+        ``trials=n`` gives n independent releases of the same values, shape ``(n, *shape(values))``: the
+        answers are rounded once (rounding is deterministic) and each copy gets its own noise.
+        """
         if self.grid is None:
             answers = integer_answers(values, mechanism)
-            return answers + self.noise.sample(answers.shape)
+            return answers + self.noise.sample(_noise_shape(answers.shape, trials))
         units = self.grid.to_units(values)
-        return self.grid.from_units(units + self.noise.sample(units.shape))
+        return self.grid.from_units(units + self.noise.sample(_noise_shape(units.shape, trials)))
 
     def half_width(self, tail: float) -> float:
         """A half-width of release − truth with per-answer tail ≤ ``tail``: g·(exact half-width of the
@@ -139,6 +143,10 @@ def integer_answers(values: npt.ArrayLike, mechanism: str) -> np.ndarray:
             f"got values={_preview(np.asarray(values, dtype=float))}"
         )
     return units
+
+
+def _noise_shape(shape: tuple[int, ...], trials: int | None) -> tuple[int, ...]:
+    return shape if trials is None else (trials, *shape)
 
 
 def _is_numeric(values: npt.ArrayLike) -> bool:

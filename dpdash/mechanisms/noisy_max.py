@@ -15,7 +15,7 @@ from dpdash import sampling
 from dpdash.accuracy import simultaneous_tail
 from dpdash.errors import ParameterError
 from dpdash.mechanisms.geometric import DiscreteLaplaceNoise
-from dpdash.mechanisms.selection import SelectionMechanism, exact_utilities
+from dpdash.mechanisms.selection import SelectionMechanism, exact_utilities, row_chunks
 
 __all__ = ["ReportNoisyMax"]
 
@@ -122,11 +122,16 @@ class ReportNoisyMax(SelectionMechanism):
             out += np.exp(log_pmf + before + after).sum(axis=1)
         return out
 
-    def release(self, utilities: npt.ArrayLike) -> int:
-        """argmax_i (s_i + Z_i) with exact discrete Laplace Z_i (ties: the lowest index)."""
-        s = _integer_scores(utilities)
-        noisy = s + sampling.discrete_laplace(self._scale, s.size)
-        return int(np.argmax(noisy))
+    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
+        """n independent selections argmax_i (s_i + Z_i), exact discrete Laplace Z_i of scale b drawn for
+        every row and candidate (``dpdash.sampling.discrete_laplace``); ties: the lowest index."""
+        s = _integer_scores(values)
+        count = check.non_negative_int(n, "n")
+        out = np.zeros(count, dtype=np.int64)
+        for start, stop in row_chunks(count, s.size):
+            noisy = s[None, :] + sampling.discrete_laplace(self._scale, (stop - start, s.size))
+            out[start:stop] = np.argmax(noisy, axis=1)  # argmax returns the first maximum
+        return out
 
     def _draw(self, utilities: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
         s = np.rint(utilities).astype(np.int64)

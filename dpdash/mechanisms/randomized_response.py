@@ -196,17 +196,25 @@ class RandomizedResponse:
         return np.where(replace, (v[None, :] + shift) % self.categories, v[None, :])
 
     def release(self, values: npt.ArrayLike) -> np.ndarray:
-        """Each respondent's report, exact on OS randomness (class docstring). No seed, on purpose."""
+        """Each respondent's report, exact on OS randomness (class docstring). No seed, on purpose.
+        (One draw of ``release_trials``: the same code.)"""
+        return self.release_trials(values, 1).reshape(np.shape(values))
+
+    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
+        """n independent outputs of ``release(values)``, release-grade (exact trials on OS randomness, the
+        same code as ``release``): int64 reports of shape (n, *shape(values)), each of the n·size(values)
+        reports drawn independently. For an empirical privacy audit."""
         v = self._values(values, "values")
-        if v.size == 0:
-            return v
-        replace = _replace_table(Fraction(self.epsilon), self.categories).less(None, v.size)
-        out = v.copy()
-        where = np.flatnonzero(replace)
-        if where.size:
-            other = sampling.uniform_integers(self.categories - 1, where.size)
-            out[where] = other + (other >= v[where])  # uniform over the k − 1 other values
-        return out.reshape(np.shape(values))
+        count = check.non_negative_int(n, "n")
+        truth = np.tile(v, count)
+        out = truth.copy()
+        if truth.size:
+            replace = _replace_table(Fraction(self.epsilon), self.categories).less(None, truth.size)
+            where = np.flatnonzero(replace)
+            if where.size:
+                other = sampling.uniform_integers(self.categories - 1, where.size)
+                out[where] = other + (other >= truth[where])  # uniform over the k − 1 other values
+        return out.reshape((count, *np.shape(values)))
 
     def parameters(self) -> dict[str, float | int]:
         return {"epsilon": self.epsilon, "categories": self.categories}

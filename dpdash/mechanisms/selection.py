@@ -29,9 +29,11 @@ from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.sampling.exact_math import Bounds, exp_bounds
 from dpdash.sampling.thresholds import IndexedThresholds
 
-__all__ = ["SelectionMechanism", "exact_utilities", "exp_trials"]
+__all__ = ["SelectionMechanism", "exact_utilities", "exp_trials", "row_chunks"]
 
 _PREC = 128
+#: Entries (trials × candidates) drawn at once by the vectorised samplers.
+_CHUNK = 2**22
 
 
 class SelectionMechanism(ABC):
@@ -70,9 +72,16 @@ class SelectionMechanism(ABC):
     def probabilities(self, utilities: npt.ArrayLike) -> np.ndarray:
         """The exact probability of selecting each candidate."""
 
-    @abstractmethod
     def release(self, utilities: npt.ArrayLike) -> int:
-        """The index of the selected candidate, drawn exactly on OS randomness (no seed, on purpose)."""
+        """The index of the selected candidate, drawn exactly on OS randomness (no seed, on purpose):
+        one draw of ``release_trials``, the same code."""
+        return int(self.release_trials(utilities, 1)[0])
+
+    @abstractmethod
+    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
+        """n independent outputs of ``release(values)``, release-grade (exact samplers on OS randomness,
+        the same code path as ``release``): int64 indices of shape (n,). ``values`` are the utilities,
+        validated as ``release`` validates them. For an empirical privacy audit."""
 
     @abstractmethod
     def _draw(self, utilities: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -137,6 +146,13 @@ def exact_gammas(utilities: npt.ArrayLike, factor: Fraction) -> list[Fraction]:
     exact = exact_utilities(utilities)
     top = max(exact)
     return [factor * (top - u) for u in exact]
+
+
+def row_chunks(rows: int, width: int) -> list[tuple[int, int]]:
+    """[start, stop) blocks of ``rows`` rows of ``width`` entries each, at most _CHUNK entries a block
+    (at least one row): keeps the memory of a vectorised draw bounded."""
+    step = max(_CHUNK // max(width, 1), 1)
+    return [(start, min(start + step, rows)) for start in range(0, rows, step)]
 
 
 def exp_trials(gammas: list[Fraction]) -> IndexedThresholds:

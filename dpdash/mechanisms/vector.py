@@ -134,6 +134,11 @@ class VectorMechanism:
         """The noisy vector that may be published (the base mechanism's exact release for d answers)."""
         return self.base.release(self._vector(values))
 
+    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
+        """n independent outputs of ``release(values)``: the base mechanism's ``release_trials`` for the
+        d answers (its plan for d answers), shape (n, *shape(values)). For an empirical privacy audit."""
+        return self.base.release_trials(self._vector(values), n)
+
     def release_accuracy(self, confidence: float = 0.95) -> float:
         """ℓ∞ half-width of what ``release`` adds (see ``NoiseMechanism.release_accuracy``)."""
         return self.base.release_accuracy(confidence, self.dimension)
