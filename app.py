@@ -26,6 +26,7 @@ PAGES = [
     st.Page("app_pages/budget.py", title="Budget", icon=":material/account_balance_wallet:"),
     st.Page("app_pages/planner.py", title="Planner", icon=":material/tune:"),
     st.Page("app_pages/risk.py", title="What does ε mean?", icon=":material/psychology_alt:"),
+    st.Page("app_pages/audit.py", title="Audit", icon=":material/science:"),
 ]
 
 page = st.navigation(PAGES)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dpdash.audit import AuditResult
 from dpdash.comparison import Candidate
 
 MECHANISM_COLOURS = {
@@ -308,4 +309,117 @@ def budget_gauge(spent: float, budget: float, accountant: str) -> go.Figure:
                "steps": [{"range": [0, budget], "color": "#EEF2F6"}]},
     ))  # fmt: skip
     figure.update_layout(height=260, margin={"l": 30, "r": 30, "t": 60, "b": 10})
+    return figure
+
+
+AUDIT_COLOURS = {"first": "#0072B2", "second": "#D55E00", "event": "rgba(0,158,115,0.18)"}
+#: Most bars an exact-value audit histogram draws (the central values; the tails are summarised).
+_AUDIT_MAX_VALUES = 120
+_AUDIT_BINS = 80
+
+
+def audit_histograms(result: AuditResult) -> go.Figure:
+    """The audit's two output distributions overlaid (share of trials per bin or per value), with the
+    distinguishing event shaded: intervals of the statistic, or the exact values it contains."""
+    first, second = np.asarray(result.first, dtype=float), np.asarray(result.second, dtype=float)
+    pooled = np.concatenate([first, second])
+    binning = result.event.binning
+    low, high = (float(v) for v in np.quantile(pooled, [0.0005, 0.9995]))
+    figure = go.Figure()
+    exact = binning.values is not None
+    if exact:
+        values = np.unique(pooled)
+        central = values[(values >= low) & (values <= high)]
+        values = central if central.size >= 2 else values  # the rarest tails are invisible as bars
+        if values.size > _AUDIT_MAX_VALUES:  # still too many: keep the central ones
+            middle = int(np.searchsorted(values, np.median(pooled)))
+            start = max(0, min(middle - _AUDIT_MAX_VALUES // 2, values.size - _AUDIT_MAX_VALUES))
+            values = values[start : start + _AUDIT_MAX_VALUES]
+        x = values
+        gap = float(np.min(np.diff(values))) if values.size > 1 else 1.0
+        width = 0.8 * gap
+        shares = [_value_shares(side, values) for side in (first, second)]
+        inside = result.event.contains(values)
+        spans = _runs(values, inside, gap / 2.0)
+    else:
+        edges = np.linspace(low, high, _AUDIT_BINS + 1) if high > low else np.array([low - 0.5, low + 0.5])
+        x = (edges[:-1] + edges[1:]) / 2.0
+        width = float(edges[1] - edges[0])
+        shares = [np.histogram(side, bins=edges)[0] / max(side.size, 1) for side in (first, second)]
+        inside = None
+        intervals = binning.intervals(result.event.selected)
+        clipped = [(max(lo, edges[0]), min(hi, edges[-1])) for lo, hi in intervals]
+        spans = [(lo, hi) for lo, hi in clipped if hi > lo]
+    for lo, hi in spans:
+        figure.add_vrect(x0=lo, x1=hi, fillcolor=AUDIT_COLOURS["event"], line_width=0, layer="below")
+    unit = "value" if exact else "bin"
+    for name, share, colour in (("first input", shares[0], AUDIT_COLOURS["first"]),
+                                ("second input", shares[1], AUDIT_COLOURS["second"])):  # fmt: skip
+        figure.add_bar(
+            x=x, y=share, width=width, name=name, opacity=0.6,
+            marker={"color": colour,
+                    "line": {"color": "#000", "width": np.where(inside, 1.5, 0.0)} if inside is not None
+                    else {"width": 0}},
+            hovertemplate=f"{name}: %{{y:.2%}} of trials in this {unit} (%{{x:.6g}})<extra></extra>",
+        )  # fmt: skip
+    figure.add_scatter(
+        x=[None], y=[None], mode="markers", name=f"chosen event: {result.event.describe()}",
+        marker={"symbol": "square", "size": 14, "color": AUDIT_COLOURS["event"],
+                "line": {"color": "#009E73", "width": 1}},
+    )  # fmt: skip
+    figure.update_layout(
+        **{**_LAYOUT, "hovermode": "closest"},
+        barmode="overlay",
+        title=f"Where the outputs fall: {result.trials:,} trials on each input".replace(",", " "),
+        separators=". ",
+        xaxis={"title": result.target.statistic}
+        | ({"tickmode": "array", "tickvals": list(x)} if exact and len(x) <= 25 else {}),
+        yaxis={"title": "share of trials", "tickformat": ".1%", "rangemode": "tozero"},
+    )
+    return figure
+
+
+def _value_shares(samples: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The share of ``samples`` equal to each of the sorted ``values``."""
+    ordered = np.sort(samples)
+    counts = np.searchsorted(ordered, values, side="right") - np.searchsorted(ordered, values, side="left")
+    return counts / max(samples.size, 1)
+
+
+def _runs(values: np.ndarray, inside: np.ndarray, half: float) -> list[tuple[float, float]]:
+    """Contiguous runs of selected values, as intervals padded by ``half`` on each side."""
+    spans: list[tuple[float, float]] = []
+    start = None
+    for i, selected in enumerate(inside):
+        if selected and start is None:
+            start = i
+        if start is not None and (not selected or i == inside.size - 1):
+            stop = i if selected else i - 1
+            spans.append((float(values[start]) - half, float(values[stop]) + half))
+            start = None
+    return spans
+
+
+def audit_progress(history: list[tuple[int, float]], claimed: float) -> go.Figure:
+    """The ε lower bound against the number of trials drawn so far, with the claimed ε as a line."""
+    trials = [t for t, _ in history]
+    bounds = [b for _, b in history]
+    figure = go.Figure()
+    figure.add_scatter(
+        x=trials, y=bounds, mode="lines+markers", name="ε lower bound", line={"color": "#0072B2", "width": 2},
+        hovertemplate="after %{x:,} trials per side: ε ≥ %{y:.4g}<extra></extra>",
+    )  # fmt: skip
+    figure.add_hline(
+        y=claimed, line={"color": "#000", "dash": "dash"}, annotation_text=f"claimed ε = {claimed:g}"
+    )
+    top = max([claimed, *bounds]) * 1.15
+    figure.update_layout(
+        **{**_LAYOUT, "hovermode": "closest", "margin": {"l": 60, "r": 20, "t": 50, "b": 50}},
+        title="The bound as the evidence accumulates",
+        separators=". ",
+        xaxis={"title": "trials per side", "rangemode": "tozero", "tickformat": ",d"},
+        yaxis={"title": "ε lower bound", "range": [0, top]},
+        showlegend=False,
+        height=300,
+    )
     return figure

@@ -157,12 +157,13 @@ def worst_case_neighbour(
         table = _with_row(df, row, query)
         change = _score(query, cls, base, table, pieces)
         if best is None or change > best.change:
-            shown = ", ".join(f"{c}={v!r}" for c, v in zip(columns, combo, strict=True))
             c = query.facts.rows_per_person
+            shown = ", ".join(f"{name}={v!r}" for name, v in zip(columns, combo, strict=True))
+            rows = f"{c} row{'s' if c > 1 else ''}" + (f" with {shown}" if shown else "")
             action = (
-                f"the first person's {c} row(s) replaced by {c} × ({shown})"
+                f"the first person's rows replaced by {rows}"
                 if query.facts.substitute
-                else f"one person added: {c} × ({shown})"
+                else f"one person added: {rows}"
             )
             best = Neighbour(table, row, change, action)
     if best is None or best.change <= 0:

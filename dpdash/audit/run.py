@@ -87,17 +87,17 @@ class AuditResult:
     @property
     def verdict(self) -> str:
         """One sentence for a screen or a report."""
-        c = f"{self.confidence:.4g}"
+        c = f"{100 * self.confidence:.4g}%"
         claim = f"ε = {self.target.epsilon:.4g}" + (
             f", δ = {self.target.delta:.3g}" if self.target.delta else ""
         )
         if self.refutes_claim:
             return (
-                f"VIOLATION: with confidence {c}, ε ≥ {self.epsilon_lower:.4g} > the claimed {claim}. "
+                f"VIOLATION: with {c} confidence, ε ≥ {self.epsilon_lower:.4g} > the claimed {claim}. "
                 "This mechanism does not keep its promise."
             )
         return (
-            f"Consistent with the claim: with confidence {c}, ε ≥ {self.epsilon_lower:.4g}, at most the "
+            f"Consistent with the claim: with {c} confidence, ε ≥ {self.epsilon_lower:.4g}, at most the "
             f"claimed {claim} ({self.power:.0%} of it shown by experiment)."
         )
 

@@ -185,3 +185,27 @@ def test_budget_page_refuses_bad_imports(page: Page, streamlit_server, tmp_path:
     wait_until_idle(page)
     assert page.get_by_test_id("stMetric").filter(has_text="releases").inner_text() == before
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_audit_page_runs_the_default_audit(page: Page, streamlit_server, screenshot_dir: Path) -> None:
+    """Open the Audit page, run the default audit (Laplace, ε = 1, 100 000 trials per side, 99%), and
+    see the verdict, the bound and the charts, with no exception."""
+    page_errors: list[str] = []
+    page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+    page.set_viewport_size({"width": 1400, "height": 2250})
+
+    page.goto(f"{streamlit_server.url}/audit")
+    expect(page.get_by_text("Every trial is a real release")).to_be_visible()
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run audit").click()
+    expect(page.get_by_text("Consistent with the claim: with 99% confidence")).to_be_visible(timeout=60_000)
+    wait_until_idle(page)
+    expect(page.get_by_test_id("stMetric").filter(has_text="ε lower bound (99% confidence)")).to_be_visible()
+    expect(page.get_by_test_id("stMetric").filter(has_text="trials per side")).to_contain_text("100 000")
+    expect(page.get_by_text("Where the outputs fall").first).to_be_visible()
+    expect(page.get_by_text("The bound as the evidence accumulates").first).to_be_visible()
+    expect(page.get_by_role("button", name="Add 100 000 more trials")).to_be_enabled()
+    page.screenshot(path=str(screenshot_dir / "audit.png"), full_page=True)
+
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page_errors == []

@@ -1,0 +1,233 @@
+"""Audit: show, by experiment, that a release keeps its ε (or catch one that does not)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import streamlit as st
+
+from dpdash.audit import mechanism_target, query_target
+from dpdash.errors import DPDashError
+from dpdash.mechanisms import (
+    DiscreteGaussian,
+    ExponentialMechanism,
+    Gaussian,
+    Geometric,
+    Laplace,
+    PermuteAndFlip,
+    ReportNoisyMax,
+    Staircase,
+)
+from dpdash.queries import Count, Mean, Quantile, Sum
+from ui.audit import (
+    BROKEN,
+    MAX_TRIALS,
+    MECHANISMS,
+    AuditState,
+    current_audit,
+    has_audit,
+    mechanism_inputs,
+    neighbour,
+    start_audit,
+)
+from ui.charts import audit_histograms, audit_progress
+from ui.state import active_table
+from ui.widgets import delta_control, epsilon_control
+
+QUERY_KINDS = ("Count of rows", "Sum of a column", "Mean of a column", "Median of a column")
+QUERY_MECHANISMS = {"Laplace": Laplace, "Gaussian (analytic)": Gaussian, "Geometric": Geometric,
+                    "Discrete Gaussian": DiscreteGaussian, "Staircase": Staircase}  # fmt: skip
+MEDIAN_MECHANISMS = {"Exponential mechanism": ExponentialMechanism, "Permute-and-flip": PermuteAndFlip,
+                     "Report noisy max": ReportNoisyMax}  # fmt: skip
+MEDIAN_CANDIDATES = 21
+
+
+def _n(value: int) -> str:
+    return f"{value:,}".replace(",", " ")
+
+
+def _show(value: object) -> str:
+    """An input as a person writes it: 1 rather than 1.0, lists in brackets."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    return f"{value:g}"
+
+
+st.title("Audit")
+st.markdown(
+    "Check a privacy claim by experiment: run the release many times on two neighbouring inputs and compare "
+    "the two piles of outputs. If the release leaked more than its ε allows, some event would happen more "
+    "than e^ε times as often on one input as on the other; the audit finds the most telling event and turns "
+    "the counts into a **lower bound on ε** at a stated confidence."
+)
+st.caption(
+    ":material/verified: Every trial is a real release: the release-grade sampler (exact arithmetic, "
+    "operating-system randomness), the same code and calibration as a publication. Nothing is published and "
+    "no budget is spent; the histograms show true answers, so they are for you, the data owner, only."
+)
+
+what = st.radio("What to audit", ("A mechanism", "A query on the loaded table"), horizontal=True,
+                key="audit_what")  # fmt: skip
+left, right = st.columns([1, 1], gap="large")
+try:
+    if what == "A mechanism":
+        with left:
+            label = st.selectbox("Mechanism", list(MECHANISMS), key="audit_mechanism")
+            choice = MECHANISMS[label]
+            if choice.kind == "local":
+                size = int(st.number_input("Categories k", 2, 50, 2, key="audit_categories"))
+            elif choice.integer:
+                size = int(
+                    st.number_input("Sensitivity Δ (an integer)", 1, 10_000, 1, key="audit_sensitivity_int")
+                )
+            else:
+                size = float(
+                    st.number_input("Sensitivity Δ", 0.001, 1e9, 1.0, format="%g", key="audit_sensitivity")
+                )
+        with right:
+            epsilon = epsilon_control("audit_epsilon")
+            delta = delta_control("audit_delta") if choice.needs_delta else 0.0
+        if epsilon is None:
+            st.stop()
+        mechanism = choice.build(epsilon, delta, size)
+        first, second, why = mechanism_inputs(mechanism, size)
+        if label == BROKEN:
+            st.warning("This mechanism is broken on purpose: it claims ε but adds the noise of 2ε. "
+                       "The audit should catch it.", icon=":material/bug_report:")  # fmt: skip
+        claim = f"ε = {epsilon:g}" + (f", δ = {delta:g}" if choice.needs_delta else "")
+        st.markdown(
+            f"**Inputs:** first = `{_show(first)}`, second = `{_show(second)}`: {why}. **Claim:** {claim}."
+        )
+        settings = ("mechanism", label, epsilon, delta, size)
+        make_target = partial(mechanism_target, mechanism, first, second, label=label)
+    else:
+        table = active_table()
+        facts = table.facts
+        with left:
+            st.caption(f"Table: **{table.name}** · {_n(len(table.data))} rows · unit of privacy: "
+                       f"{facts.unit.describe()}")  # fmt: skip
+            kind = st.selectbox("Query", QUERY_KINDS, key="audit_query")
+            if kind != "Count of rows" and not facts.bounds:
+                st.warning(
+                    "Declare bounds for a numeric column on the Data page first.", icon=":material/info:"
+                )
+                st.stop()
+            column = None if kind == "Count of rows" else st.selectbox("Column", sorted(facts.bounds),
+                                                                       key="audit_column")  # fmt: skip
+            choices = MEDIAN_MECHANISMS if kind == "Median of a column" else QUERY_MECHANISMS
+            median = kind == "Median of a column"
+            label = st.selectbox("Mechanism", list(choices), key=f"audit_query_mechanism{'_median' * median}")
+            cls = choices[label]
+        with right:
+            epsilon = epsilon_control("audit_query_epsilon")
+            delta = delta_control("audit_query_delta") if cls in (Gaussian, DiscreteGaussian) else 0.0
+        if epsilon is None:
+            st.stop()
+        if kind == "Count of rows":
+            query = Count(facts=facts.unit)
+        elif kind == "Median of a column":
+            query = Quantile.on_grid(column=column, bounds=facts.bounds[column], size=MEDIAN_CANDIDATES,
+                                     quantiles=0.5, facts=facts.unit)  # fmt: skip
+        else:
+            query = (Sum if kind == "Sum of a column" else Mean)(column=column, bounds=facts.bounds[column],
+                                                                 facts=facts.unit)  # fmt: skip
+        with st.spinner("Looking for the neighbouring table that moves the answer most…"):
+            other = neighbour(table, query, cls, epsilon, delta)
+        claim = f"ε = {epsilon:g}" + (f", δ = {delta:g}" if delta else "")
+        st.markdown(
+            f"**Inputs:** the table and its worst-case neighbour, {other.description} "
+            f"(it moves the answer by {other.change:.3g} × the sensitivity). **Claim:** releasing the "
+            f"{query.name} with {label}, as dpdash calibrates it, keeps {claim} for this unit of privacy."
+        )
+        if kind == "Median of a column":
+            st.caption(f"The median is chosen among {MEDIAN_CANDIDATES} public candidates evenly spaced over "
+                       "the declared bounds.")  # fmt: skip
+        settings = ("query", table.fingerprint, repr(query.to_dict()), label, epsilon, delta)
+        make_target = partial(query_target, query, cls, table.data, other.table, epsilon=epsilon, delta=delta)
+except DPDashError as error:
+    st.error(f"This cannot be audited: {error}", icon=":material/error:")
+    st.stop()
+
+trials_col, confidence_col = st.columns(2)
+trials = trials_col.select_slider("Trials per side", (10_000, 100_000, 1_000_000), value=100_000,
+                                  format_func=_n, key="audit_trials")  # fmt: skip
+confidence = confidence_col.select_slider("Confidence", (0.9, 0.95, 0.99, 0.999), value=0.99,
+                                          format_func=lambda c: f"{c:.1%}".replace(".0%", "%"),
+                                          key="audit_confidence")  # fmt: skip
+settings = (*settings, confidence)
+state = current_audit(settings)
+
+run_col, more_col = st.columns([1, 3])
+run_clicked = run_col.button("Run audit", type="primary", key="audit_run", icon=":material/science:")
+more_clicked = more_col.button(
+    f"Add {_n(trials)} more trials", key="audit_more", icon=":material/add:",
+    disabled=state is None or state.trials >= MAX_TRIALS,
+)  # fmt: skip
+progress = st.empty()
+results = st.empty()
+
+
+def render(state: AuditState, done: int = 0, total: int = 0) -> None:
+    """The evidence so far, drawn into the results placeholder (once per step while a run draws)."""
+    result = state.result
+    if result is None:
+        return
+    if total:
+        progress.progress(done / total, text=f"{_n(state.trials)} trials per side drawn…")
+    with results.container():
+        claimed = result.claimed_epsilon
+        cols = st.columns(4 if result.target.delta else 3)
+        bound_label = f"ε lower bound ({100 * result.confidence:g}% confidence)"
+        cols[0].metric(bound_label, f"{result.epsilon_lower:.3f}")
+        cols[1].metric("claimed ε", f"{claimed:g}")
+        if result.target.delta:
+            cols[2].metric("claimed δ", f"{result.target.delta:g}")
+        cols[-1].metric("trials per side", _n(result.trials))
+        if result.refutes_claim:
+            st.error(result.verdict, icon=":material/gpp_bad:")
+        else:
+            st.success(result.verdict, icon=":material/verified_user:")
+        if result.epsilon_lower == 0:
+            st.info("No event told the two inputs apart in these trials, so the bound says nothing beyond "
+                    "ε ≥ 0: consistent with the claim, but no evidence for it. More trials may help; on a "
+                    "large table one person may not move the answer at all (a median, often).",
+                    icon=":material/info:")  # fmt: skip
+        favoured = "first" if result.event.forward else "second"
+        likelier = f", more likely on the {favoured} input" if result.epsilon_lower > 0 else ""
+        st.markdown(
+            f"**Chosen event** (on the search half): {result.event.describe()}{likelier}. "
+            f"Counted on the other half: first input {_n(result.hits_first)} of "
+            f"{_n(result.evaluation_first)}, second input {_n(result.hits_second)} of "
+            f"{_n(result.evaluation_second)}; plug-in estimate of its log-ratio "
+            f"{result.epsilon_estimate:.3g}."
+        )
+        key = f"{id(state)}_{state.trials}"
+        st.plotly_chart(audit_histograms(result), key=f"audit_histograms_{key}")
+        st.plotly_chart(audit_progress(state.history, claimed), key=f"audit_progress_{key}")
+        st.caption(
+            "Bound: one-sided Clopper–Pearson bounds on both probabilities (Bonferroni), event chosen on "
+            "half the trials and counted on the other half; ε ≥ ln((p̲ − δ)/q̄). "
+            f"Neighbours: {result.target.pair}. "
+            "A bound at or below the claim is consistent with it but is not a proof (one pair of inputs, "
+            "one family of events); a bound above it refutes the claim at the stated confidence. "
+            f"{_n(state.trials)} trials per side in "
+            + (f"{state.seconds:.1f} s." if state.seconds >= 0.1 else "under 0.1 s.")
+        )
+        st.caption(":material/warning: Decide the number of trials before you look: stopping a run when the "
+                   "bound looks largest inflates it.")  # fmt: skip
+
+
+if run_clicked or more_clicked:
+    try:
+        if run_clicked or state is None:
+            state = start_audit(settings, make_target(), confidence)
+        state.draw(trials, render)
+    except DPDashError as error:
+        st.error(f"The audit stopped: {error}", icon=":material/error:")
+        st.stop()
+    st.rerun()  # redraw the controls for the finished run ("Add more" is enabled once a run exists)
+elif state is not None:
+    render(state)
+elif has_audit():
+    st.info("The settings changed since the last audit: press **Run audit** to audit these.",
+            icon=":material/info:")  # fmt: skip
