@@ -41,12 +41,15 @@ class Binning:
     edges: np.ndarray | None
 
     @staticmethod
-    def fit(first: np.ndarray, second: np.ndarray) -> Binning:
-        """Bins for the pooled search samples."""
+    def fit(first: np.ndarray, second: np.ndarray, *, ordered: bool = False) -> Binning:
+        """Bins for the pooled search samples. With few distinct values v₀ < … < v_last: one bin per value,
+        exact (``ordered=False``: a value the search never saw is in no bin), or for ordered statistics the
+        intervals (−∞, v₀], (v₀, v₁], …, (v_(last−1), ∞), so that a threshold event is exactly {y ≤ v}
+        or {y > v} for every output, seen or not."""
         pooled = np.concatenate([first, second])
         distinct = np.unique(pooled)
         if distinct.size <= MAX_EXACT_VALUES:
-            return Binning(distinct, None)
+            return Binning(None, distinct[:-1]) if ordered else Binning(distinct, None)
         bins = int(np.clip(pooled.size // TRIALS_PER_BIN, 16, 1024))
         edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, bins + 1)[1:-1], method="inverted_cdf"))
         return Binning(None, edges)
@@ -148,7 +151,7 @@ def best_event(
     every prefix of every order of ``_orders``, in both directions."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got family={family!r}")
-    binning = Binning.fit(first, second)
+    binning = Binning.fit(first, second, ordered=family == "thresholds")
     counts = (binning.counts(first), binning.counts(second))
     best: Event | None = None
     for forward in (True, False):

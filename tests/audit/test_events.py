@@ -103,3 +103,12 @@ def test_the_claim_and_the_statistic_are_stated() -> None:
     assert (target.epsilon, target.delta, target.events) == (0.5, 0.0, "thresholds")
     assert "projection" in target.statistic
     assert target.draw_first(10).shape == (10,)
+
+
+def test_ordered_few_values_get_intervals_so_thresholds_hold_for_unseen_outputs() -> None:
+    binning = Binning.fit(np.array([0.0, 1.0, 1.0]), np.array([2.0, 2.0]), ordered=True)
+    assert binning.values is None and binning.edges is not None and binning.edges.tolist() == [0.0, 1.0]
+    # −5 (never seen) is in the first bin (y ≤ 0), 7 in the last (y > 1), 0.5 in (0, 1]
+    assert binning.index(np.array([-5.0, 0.0, 0.5, 1.0, 7.0])).tolist() == [0, 0, 1, 1, 2]
+    assert binning.describe(np.array([True, False, False])) == "output ≤ 0"
+    assert binning.describe(np.array([False, True, True])) == "output > 0"
