@@ -5,8 +5,8 @@ one whose answers differ by the full sensitivity. ``worst_case_neighbour`` adds 
 one row, c = rows per person) under add/remove, or replaces the first person's rows under substitution,
 trying candidate rows built from the query's public facts (every bound, category, bin edge and candidate
 it declares, and the column's own extremes) and keeping the row whose change is largest, measured as
-the audit will see it: Σ over pieces of ‖change‖/scale of the calibrated mechanism (selection queries:
-the largest change of a utility, over its sensitivity).
+the mean over the calibrated pieces of ‖change‖/sensitivity in each mechanism's norm (selection
+queries: the largest change of a utility, over its sensitivity), so 1 is the worst case the facts allow.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpdash.audit.targets import distance, piece_answers
 from dpdash.errors import ParameterError
 from dpdash.facts import Bounds
-from dpdash.queries import CompositeQuery, Query, SelectionQuery
+from dpdash.queries import Query, SelectionQuery
 from dpdash.release import calibrate, mechanism_class
 
 __all__ = ["Neighbour", "worst_case_neighbour"]
@@ -81,20 +82,16 @@ def _column_candidates(column: pd.Series, numbers_: list[float], labels: list[An
     return seen or list(present.unique()[:1])
 
 
-def _score(
-    query: Query, mechanism: type, base: dict[str, np.ndarray], df: pd.DataFrame, pieces: Any
-) -> float:
+def _score(query: Query, base: dict[str, np.ndarray], df: pd.DataFrame, pieces: Any) -> float:
+    """How far ``df`` moves the answer from ``base``, in units of the sensitivity (module docstring)."""
     if isinstance(query, SelectionQuery):
         u = np.asarray(query.evaluate(df).utilities[0], dtype=float)  # type: ignore[index]
         return float(np.abs(u - base["utilities"]).max()) / query.utility_sensitivities[0]
-    evaluation = query.evaluate(df)
-    answers = evaluation.pieces if isinstance(query, CompositeQuery) else {"answer": evaluation.values}
+    answers = piece_answers(query, df)
     total = 0.0
     for piece in pieces:
-        change = np.abs(np.asarray(answers[piece.name], dtype=float) - base[piece.name])  # type: ignore[index]
-        norm = type(piece.mechanism).sensitivity_norm
-        moved = change.sum() if norm == "l1" else np.sqrt((change**2).sum()) if norm == "l2" else change.max()
-        total += float(moved) / piece.mechanism.sensitivity
+        change = np.asarray(answers[piece.name], dtype=float) - base[piece.name]
+        total += distance(change, type(piece.mechanism).sensitivity_norm) / piece.mechanism.sensitivity
     return total / max(len(pieces), 1)
 
 
@@ -148,14 +145,12 @@ def worst_case_neighbour(
         base = {"utilities": np.asarray(query.evaluate(df).utilities[0], dtype=float)}  # type: ignore[index]
     else:
         pieces = calibrate(query, cls, df, epsilon=epsilon, delta=delta)
-        evaluation = query.evaluate(df)
-        answers = evaluation.pieces if isinstance(query, CompositeQuery) else {"answer": evaluation.values}
-        base = {k: np.asarray(v, dtype=float) for k, v in (answers or {}).items()}
+        base = {k: np.asarray(v, dtype=float) for k, v in piece_answers(query, df).items()}
     best: Neighbour | None = None
     for combo in combos:
         row = {**template, **dict(zip(columns, combo, strict=True))}
         table = _with_row(df, row, query)
-        change = _score(query, cls, base, table, pieces)
+        change = _score(query, base, table, pieces)
         if best is None or change > best.change:
             c = query.facts.rows_per_person
             shown = ", ".join(f"{name}={v!r}" for name, v in zip(columns, combo, strict=True))

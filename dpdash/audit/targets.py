@@ -24,7 +24,7 @@ from dpdash.mechanisms import RandomizedResponse, SelectionMechanism
 from dpdash.queries import CompositeQuery, NumericQuery, Query, SelectionQuery
 from dpdash.release import calibrate, check_compatible, mechanism_class
 
-__all__ = ["AuditTarget", "mechanism_target", "min_eigenvalue", "query_target"]
+__all__ = ["AuditTarget", "distance", "mechanism_target", "min_eigenvalue", "piece_answers", "query_target"]
 
 Statistic = Callable[[np.ndarray], np.ndarray]
 
@@ -189,12 +189,12 @@ def query_target(
         raise ParameterTypeError(f"query must be a dpdash query, got {type(query).__name__}")
     pieces = calibrate(query, cls, first, epsilon=epsilon, delta=delta, options=options)
     calibrate(query, cls, second, epsilon=epsilon, delta=delta, options=options)  # same checks on both
-    answers = [_piece_answers(query, df) for df in (first, second)]
+    answers = [piece_answers(query, df) for df in (first, second)]
     mechanisms, a, b, weights = [], [], [], []
     for piece in pieces:
         x, y = np.asarray(answers[0][piece.name]), np.asarray(answers[1][piece.name])
         mech = piece.mechanism
-        moved = _distance(y - x, type(mech).sensitivity_norm)
+        moved = distance(y - x, type(mech).sensitivity_norm)
         if moved > mech.sensitivity * (1 + 1e-9):
             raise ParameterError(
                 f"the two tables are not neighbours under the query's facts: the {piece.name} moved by "
@@ -266,14 +266,16 @@ def _selection_target(
     )
 
 
-def _piece_answers(query: Query, df: pd.DataFrame) -> dict[str, np.ndarray]:
+def piece_answers(query: Query, df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The true answer of each noisy piece of a numeric query (``"answer"`` for a plain one). NOT PRIVATE."""
     evaluation = query.evaluate(df)
     if isinstance(query, CompositeQuery):
         return dict(evaluation.pieces or {})
     return {"answer": evaluation.values}
 
 
-def _distance(change: np.ndarray, norm: str) -> float:
+def distance(change: np.ndarray, norm: str) -> float:
+    """‖change‖ in a mechanism's sensitivity norm: ``"l1"``, ``"l2"`` or ``"coordinate"`` (ℓ∞)."""
     flat = np.abs(change.astype(float).ravel())
     if norm == "l1":
         return float(flat.sum())
