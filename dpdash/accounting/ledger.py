@@ -55,7 +55,20 @@ from dpdash.accounting.events import (
     event_from_dict,
     events_for_release,
 )
+from dpdash.accounting.ledger_file import (
+    MOVE_AWAY,
+    check_same_file,
+    file_identity,
+    file_size,
+    folder_writable,
+    prepare_folder,
+    read_marker,
+    refuse_lost_history,
+    sqlite_problem,
+    write_marker,
+)
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
+from dpdash.accounting.signing import new_private_key
 from dpdash.errors import (
     BudgetExceededError,
     DPDashError,
@@ -83,7 +96,6 @@ SCHEMA_VERSION = 1
 APPLICATION = "dpdash-ledger"
 EXPORT_FORMAT = "dpdash-ledger-export"
 DEFAULT_ACCOUNTANT = "tightest"
-_SQLITE_HEADER = b"SQLite format 3\x00"
 # An imported total under the dataset's accountant must match the recomputed one this closely (PLD totals
 # are deterministic for a pinned dp_accounting; the slack absorbs summation order).
 _IMPORT_RTOL = 1e-6
@@ -304,42 +316,80 @@ class Ledger:
         self._lock = threading.RLock()
         # Entries are immutable, so parsed ones are cached per dataset id: (last entry id, entries).
         self._cache: dict[int, tuple[int, list[Entry]]] = {}
-        if self._path.exists():
-            if not self._path.is_file():
-                raise LedgerError(f"the ledger path {self._path} exists and is not a file")
-            _inspect(self._path, self._timeout)
-        else:
-            self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._ready = False  # until the schema is there, the file may be empty
+        # The ledger file is only ever opened through SQLite (see ledger_file's module docstring).
+        prepare_folder(self._path)
+        marker = read_marker(self._path)
+        size = file_size(self._path)
+        if marker is not None and not size:
+            what = "is missing" if size is None else "is empty (0 bytes)"
+            raise refuse_lost_history(self._path, marker, what)
         try:
             self._conn = sqlite3.connect(
                 str(self._path), timeout=self._timeout, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as error:
-            raise LedgerError(f"cannot open the ledger {self._path}: {error}") from error
+            raise sqlite_problem(error, self._path, "open the ledger") from error
         try:
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            if not self._table_names():
-                # A new (or empty) file: create the schema under the write lock, unless another process
-                # created it first.
-                with self._transaction():
-                    if not self._table_names():
-                        for statement in _SCHEMA:
-                            self._conn.execute(statement)
-                        self._conn.executemany(
-                            "INSERT INTO meta (key, value) VALUES (?, ?)",
-                            [
-                                ("application", APPLICATION),
-                                ("schema_version", str(SCHEMA_VERSION)),
-                                ("created_at", _now()),
-                            ],
-                        )
-            _check_ledger_tables(self._conn, self._path)
-            # WAL: readers never wait for a writer; FULL: a committed spend survives a power cut.
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = FULL")
+            identity = file_identity(self._path)
+            if identity is None:
+                raise LedgerError(f"the ledger {self._path} vanished while it was being opened")
+            self._opened = identity
+            self._open_schema(marker)
+        except sqlite3.Error as error:
+            self._conn.close()
+            raise sqlite_problem(error, self._path, "open the ledger") from error
         except BaseException:
             self._conn.close()
             raise
+
+    def _open_schema(self, marker: dict[str, str] | None) -> None:
+        """Check (or create) the schema, reconcile the marker, and switch to WAL."""
+        conn = self._conn
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not self._table_names():
+            if marker is not None:
+                raise refuse_lost_history(self._path, marker, "holds no ledger tables")
+            # A new (or empty) file: create the schema under the write lock, unless another process
+            # created it first.
+            with self._transaction("create the ledger"):
+                if not self._table_names():
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                    conn.executemany(
+                        "INSERT INTO meta (key, value) VALUES (?, ?)",
+                        [
+                            ("application", APPLICATION),
+                            ("schema_version", str(SCHEMA_VERSION)),
+                            ("created_at", _now()),
+                            ("ledger_id", uuid.uuid4().hex),
+                            ("signing_key", new_private_key()),
+                        ],
+                    )
+        else:
+            result = conn.execute("PRAGMA quick_check").fetchone()
+            if result is None or result[0] != "ok":
+                raise LedgerError(
+                    f"the ledger {self._path} is corrupted (SQLite's quick_check: {result}). {MOVE_AWAY}"
+                )
+        _check_ledger_tables(conn, self._path)
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        # Ledgers made before ledger ids existed are known by their creation time.
+        ledger_id = meta.get("ledger_id") or f"created-{meta.get('created_at', '')}"
+        if marker is None:
+            try:
+                write_marker(self._path, ledger_id, meta.get("created_at", ""))
+            except LedgerError:
+                if folder_writable(self._path.parent):
+                    raise
+                # A read-only folder: nothing can be recorded here, and nothing can be lost either.
+        elif marker["ledger_id"] != ledger_id:
+            raise refuse_lost_history(self._path, marker, f"holds another ledger ({ledger_id})")
+        # WAL: readers never wait for a writer; FULL: a committed spend survives a power cut.
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        self._ready = True
 
     # ---- plumbing --------------------------------------------------------------------------------
     @property
@@ -365,31 +415,46 @@ class Ledger:
         return {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE (the write lock, waiting up to ``timeout``) ... COMMIT, or ROLLBACK on error."""
+    def _transaction(self, doing: str = "write to the ledger") -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE (the write lock, waiting up to ``timeout``) ... COMMIT, or ROLLBACK on error.
+
+        The path must still be the file this handle opened (checked once the lock is held, and again just
+        before the commit); SQLite's errors become ``LedgerError`` messages that say what to do.
+        """
         with self._lock:
+            check_same_file(self._path, self._opened, may_be_empty=not self._ready)
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as error:
-                raise LedgerError(f"cannot lock the ledger {self._path} for writing: {error}") from error
+            except sqlite3.Error as error:
+                raise sqlite_problem(error, self._path, doing) from error
             try:
                 yield self._conn
-            except BaseException:
+                check_same_file(self._path, self._opened, may_be_empty=not self._ready)
+                self._conn.execute("COMMIT")
+            except BaseException as error:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
+                if isinstance(error, sqlite3.Error):
+                    raise sqlite_problem(error, self._path, doing) from error
                 raise
-            else:
-                self._conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for several reads (a deferred read transaction)."""
+        """A consistent snapshot for several reads (a deferred read transaction) of the file this handle
+        opened; SQLite's errors become ``LedgerError`` messages."""
         with self._lock:
-            self._conn.execute("BEGIN")
+            check_same_file(self._path, self._opened)
+            try:
+                self._conn.execute("BEGIN")
+            except sqlite3.Error as error:
+                raise sqlite_problem(error, self._path, "read the ledger") from error
             try:
                 yield self._conn
+            except sqlite3.Error as error:
+                raise sqlite_problem(error, self._path, "read the ledger") from error
             finally:
-                self._conn.execute("COMMIT")
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.execute("COMMIT")
 
     # ---- datasets and sessions -------------------------------------------------------------------
     def add_dataset(
@@ -464,8 +529,9 @@ class Ledger:
 
     def find_dataset(self, fingerprint: str) -> Dataset | None:
         """The dataset with this fingerprint, or ``None``."""
-        with self._lock:
-            return self._find(self._conn, _text(fingerprint, "fingerprint"))
+        key = _text(fingerprint, "fingerprint")
+        with self._reading() as conn:
+            return self._find(conn, key)
 
     def dataset(self, dataset: Dataset | str) -> Dataset:
         """The registered dataset (given as a ``Dataset`` or a fingerprint), as stored in the ledger."""
@@ -480,8 +546,8 @@ class Ledger:
 
     def datasets(self) -> list[Dataset]:
         """Every registered dataset, oldest first."""
-        with self._lock:
-            rows = self._conn.execute(f"SELECT {_DATASET_COLUMNS} FROM datasets ORDER BY id").fetchall()
+        with self._reading() as conn:
+            rows = conn.execute(f"SELECT {_DATASET_COLUMNS} FROM datasets ORDER BY id").fetchall()
         return [self._dataset_row(row) for row in rows]
 
     def start_session(self, label: str = "") -> Session:
@@ -496,8 +562,8 @@ class Ledger:
 
     def sessions(self) -> list[Session]:
         """Every session, oldest first."""
-        with self._lock:
-            rows = self._conn.execute("SELECT uid, label, started_at FROM sessions ORDER BY id").fetchall()
+        with self._reading() as conn:
+            rows = conn.execute("SELECT uid, label, started_at FROM sessions ORDER BY id").fetchall()
         return [Session(*row) for row in rows]
 
     # ---- entries ----------------------------------------------------------------------------------
@@ -520,7 +586,7 @@ class Ledger:
             for entry_id, uid, session, created, text in rows:
                 try:
                     event = event_from_dict(json.loads(text))
-                except (ValueError, TypeError) as error:
+                except (ValueError, TypeError, LookupError, AttributeError, RecursionError) as error:
                     raise LedgerError(
                         f"the ledger {self._path} holds an unreadable entry {uid} (row {entry_id}): {error}"
                     ) from error
@@ -943,41 +1009,8 @@ def _exceeded(
     )
 
 
-def _inspect(path: Path, timeout: float) -> None:
-    """Refuse, without writing, a file that is not a dpdash ledger this version reads."""
-    advice = "The file was left unchanged; move it away or point DPDASH_LEDGER at another file."
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            header = handle.read(len(_SQLITE_HEADER))
-    except OSError as error:
-        raise LedgerError(f"cannot read the ledger {path}: {error}") from error
-    if size == 0:
-        return  # an empty file is an empty database: nothing to overwrite
-    if header != _SQLITE_HEADER:
-        raise LedgerError(f"{path} is not a dpdash ledger: it is not an SQLite database. {advice}")
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout)
-    except sqlite3.Error as error:
-        raise LedgerError(f"cannot open the ledger {path} to check it: {error}") from error
-    try:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not tables:
-            return
-        _check_ledger_tables(conn, path)
-        result = conn.execute("PRAGMA quick_check").fetchone()
-        if result is None or result[0] != "ok":
-            raise LedgerError(f"the ledger {path} is corrupted (SQLite's quick_check: {result}). {advice}")
-    except sqlite3.DatabaseError as error:
-        raise LedgerError(
-            f"the ledger {path} is corrupted or not an SQLite database ({error}). {advice}"
-        ) from error
-    finally:
-        conn.close()
-
-
 def _check_ledger_tables(conn: sqlite3.Connection, path: Path) -> None:
-    advice = "The file was left unchanged; move it away or point DPDASH_LEDGER at another file."
+    advice = MOVE_AWAY
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     meta: dict[str, str] = {}
     if "meta" in tables:
