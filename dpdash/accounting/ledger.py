@@ -491,7 +491,7 @@ class Ledger:
                 f"the {accountant} accountant certifies no finite ε at δ = 0, so it cannot keep a pure-DP "
                 f"budget; give the budget a delta > 0 or choose one of {', '.join(able)}"
             )
-        with self._transaction() as conn:
+        with self._transaction("register the dataset") as conn:
             existing = self._find(conn, fingerprint)
             if existing is not None:
                 if existing.budget != budget or existing.accountant != accountant:
@@ -553,7 +553,7 @@ class Ledger:
     def start_session(self, label: str = "") -> Session:
         """Record a new session (e.g. a browser session) to attribute releases to."""
         session = Session(uuid.uuid4().hex, _text(label, "label", allow_empty=True), _now())
-        with self._transaction() as conn:
+        with self._transaction("start a session") as conn:
             conn.execute(
                 "INSERT INTO sessions (uid, label, started_at) VALUES (?, ?, ?)",
                 (session.uid, session.label, session.started_at),
@@ -656,7 +656,7 @@ class Ledger:
         accountant.check(events)
         session_uid = session.uid if isinstance(session, Session) else session
         texts = [canonical_json(event.to_dict()) for event in events]
-        with self._transaction() as conn:
+        with self._transaction("record the release") as conn:
             row = conn.execute(
                 "SELECT id, name, budget_epsilon, budget_delta FROM datasets WHERE fingerprint = ?",
                 (ds.fingerprint,),
@@ -844,7 +844,7 @@ class Ledger:
         sessions: list[Session] = document["sessions"]
         entries: list[Entry] = document["entries"]
         texts = {entry.uid: canonical_json(entry.event.to_dict()) for entry in entries}
-        with self._transaction() as conn:
+        with self._transaction("import the export") as conn:
             existing = self._find(conn, ds.fingerprint)
             if existing is None:
                 conn.execute(
