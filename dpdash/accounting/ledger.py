@@ -68,7 +68,7 @@ from dpdash.accounting.ledger_file import (
     write_marker,
 )
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
-from dpdash.accounting.signing import new_private_key
+from dpdash.accounting.signing import new_private_key, public_key, sign, signed_by, valid_public_key
 from dpdash.errors import (
     BudgetExceededError,
     DPDashError,
@@ -99,6 +99,8 @@ DEFAULT_ACCOUNTANT = "tightest"
 # An imported total under the dataset's accountant must match the recomputed one this closely (PLD totals
 # are deterministic for a pinned dp_accounting; the slack absorbs summation order).
 _IMPORT_RTOL = 1e-6
+# Keys this ledger trusts live in its meta table as ('trusted_key:ed25519:<hex>', label).
+_TRUSTED_PREFIX = "trusted_key:"
 
 # Tests set this to pause a spend after its entry is written and before the commit (to kill the process
 # there). It is called with the write lock held.
@@ -279,12 +281,18 @@ class BudgetStatus:
 
 @dataclass(frozen=True, slots=True)
 class ImportReport:
-    """What an import did: ``added`` new entries, ``present`` already in this ledger."""
+    """What an import did: ``added`` new entries, ``present`` already in this ledger.
+
+    ``signed_by`` is the public key whose valid signature the export carried (``None``: unsigned), and
+    ``trusted`` whether that key is this ledger's own or one it trusts (``Ledger.trust_key``).
+    """
 
     dataset: Dataset
     added: int
     present: int
     over_budget: bool
+    signed_by: str | None = None
+    trusted: bool = False
 
 
 def _finite_or_text(value: float) -> float | str:
@@ -787,6 +795,49 @@ class Ledger:
         ds = self.dataset(dataset)
         return cumulative_totals(self.events(ds), ds.budget.delta, accountants, points=points)
 
+    # ---- keys: who signed an export -------------------------------------------------------------
+    def _signing_key(self) -> str | None:
+        """This ledger's private Ed25519 key (hex), created on first use for ledgers made before keys
+        existed; ``None`` if it has none and cannot be written."""
+        with self._reading() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'signing_key'").fetchone()
+        if row is not None:
+            return str(row[0])
+        try:
+            with self._transaction("create the ledger's signing key") as conn:
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('signing_key', ?)", (new_private_key(),)
+                )
+                row = conn.execute("SELECT value FROM meta WHERE key = 'signing_key'").fetchone()
+        except LedgerError:
+            return None
+        return str(row[0])
+
+    @property
+    def public_key(self) -> str | None:
+        """The public key (``ed25519:<hex>``) that signs this ledger's exports: give it to another
+        ledger's owner, who trusts it with ``trust_key`` to import your exports as new datasets."""
+        private = self._signing_key()
+        return None if private is None else public_key(private)
+
+    def trust_key(self, key: str, label: str = "") -> None:
+        """Trust exports signed by ``key`` (another ledger's ``public_key``) to bring new datasets, with
+        their budgets and histories, into this ledger."""
+        key = valid_public_key(key)
+        label = _text(label, "label", allow_empty=True)
+        with self._transaction("trust the key") as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"{_TRUSTED_PREFIX}{key}", label)
+            )
+
+    def trusted_keys(self) -> dict[str, str]:
+        """The keys this ledger trusts besides its own, with their labels."""
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT key, value FROM meta WHERE key LIKE ? ORDER BY key", (f"{_TRUSTED_PREFIX}%",)
+            ).fetchall()
+        return {key[len(_TRUSTED_PREFIX):]: label for key, label in rows}
+
     # ---- export and import ----------------------------------------------------------------------
     def export_json(self, dataset: Dataset | str) -> str:
         """The dataset, its sessions and entries, and their totals, as JSON text (read by ``import_json``)."""
@@ -810,6 +861,9 @@ class Ledger:
             "entries_sha256": hashlib.sha256(canonical_json(records).encode()).hexdigest(),
             "totals": _totals_record(ds, [entry.event for entry in entries]),
         }
+        private = self._signing_key()
+        if private is not None:
+            document = sign(document, private)
         return json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
 
     def export_to(self, dataset: Dataset | str, path: str | os.PathLike[str]) -> Path:
@@ -819,15 +873,24 @@ class Ledger:
         return target
 
     def import_json(self, text: str | bytes, *, dataset: Dataset | str | None = None) -> ImportReport:
-        """Add an exported history to this ledger, all or nothing.
+        """Add an exported history to this ledger, all or nothing; an import only ever makes this ledger's
+        record of a dataset more conservative.
 
         The export is checked completely before anything is written: it must be JSON in this format, of
         ``dataset`` if one is given, every entry a valid event, its digest and totals must match its
-        entries (so edited or truncated exports are refused), and any entry or session already here must be
-        identical. A dataset already registered must have the same budget and accountant. New entries are
-        then added in one transaction; entries already present are skipped. Imported releases happened, so
-        they are recorded even if they take the dataset over its budget (``over_budget`` says so, and
-        further spends are refused).
+        entries, and its signature, if it has one, must match it (so an export edited after it was signed is
+        refused). Then:
+
+        - into a dataset this ledger already has (same budget and accountant): new entries are added and
+          entries already here are skipped; an entry here that the export states differently (a lowered ε,
+          another partition) is refused. Entries are never removed, changed or re-partitioned, and the
+          budget is never changed, whoever signed the export;
+        - a dataset this ledger does not have is created from the export (its name, budget, accountant
+          and history) only if the export is signed by this ledger's own key or one it trusts
+          (``trust_key``): an unverified export could understate what was spent.
+
+        Imported releases happened, so they are recorded even if they take the dataset over its budget
+        (``over_budget`` says so, and further spends are refused).
 
         Raises:
             LedgerError: the export is refused (the message says why); this ledger is unchanged.
@@ -843,10 +906,23 @@ class Ledger:
                 )
         sessions: list[Session] = document["sessions"]
         entries: list[Entry] = document["entries"]
+        signer: str | None = document["signed_by"]
+        trusted = signer is not None and (signer == self.public_key or signer in self.trusted_keys())
         texts = {entry.uid: canonical_json(entry.event.to_dict()) for entry in entries}
         with self._transaction("import the export") as conn:
             existing = self._find(conn, ds.fingerprint)
             if existing is None:
+                if not trusted:
+                    origin = (
+                        "unsigned" if signer is None else f"signed by {signer}, a key it does not trust"
+                    )
+                    raise LedgerError(
+                        f"the export would create dataset {ds.name!r} ({ds.fingerprint}) with its budget and "
+                        f"history, but it is {origin}: an unverified export could understate what was spent. "
+                        "Trust the exporting ledger's key first (Ledger.trust_key, with the key its owner "
+                        "gives you), or register the dataset with its budget here, after which an import can "
+                        "only add releases to it; nothing was imported"
+                    )
                 conn.execute(
                     _INSERT_DATASET,
                     (
@@ -927,7 +1003,7 @@ class Ledger:
         except UnsupportedEventError:
             total = math.inf
         over = not total <= existing.budget.epsilon * (1.0 + REL_SLACK)
-        return ImportReport(existing, added, present, over)
+        return ImportReport(existing, added, present, over, signer, trusted)
 
     def import_from(
         self, path: str | os.PathLike[str], *, dataset: Dataset | str | None = None
@@ -1101,6 +1177,10 @@ def _parse_export(text: str | bytes) -> dict[str, Any]:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise LedgerError(f"the export is not JSON ({error}); nothing was imported") from None
+    except RecursionError:
+        raise LedgerError(
+            "the export is not a ledger export (it is nested too deeply); nothing was imported"
+        ) from None
     if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
         raise LedgerError(
             "the file is not a dpdash ledger export (its 'format' is not "
@@ -1133,7 +1213,7 @@ def _parse_export(text: str | bytes) -> dict[str, Any]:
         records = document["entries"]
         if not isinstance(records, list):
             raise ParameterTypeError("entries must be a list")
-    except (KeyError, TypeError, DPDashError) as error:
+    except (LookupError, TypeError, AttributeError, DPDashError) as error:
         raise LedgerError(
             f"the export is malformed ({type(error).__name__}: {error}); nothing was imported"
         ) from None
@@ -1150,7 +1230,7 @@ def _parse_export(text: str | bytes) -> dict[str, Any]:
             if record["query"] != event.query or record["mechanism"] != event.mechanism:
                 raise ParameterError("its query or mechanism does not match its event")
             entry = Entry(uid, ds.fingerprint, session, _text(record["created_at"], "created_at"), event)
-        except (KeyError, TypeError, DPDashError) as error:
+        except (LookupError, TypeError, AttributeError, RecursionError, DPDashError) as error:
             raise LedgerError(
                 f"entry {index} of the export is invalid ({error}); nothing was imported"
             ) from None
@@ -1164,7 +1244,7 @@ def _parse_export(text: str | bytes) -> dict[str, Any]:
             "the export's entries do not match their digest: it was edited or truncated; nothing was imported"
         )
     _check_totals(document.get("totals"), ds, [entry.event for entry in entries])
-    return {"dataset": ds, "sessions": sessions, "entries": entries}
+    return {"dataset": ds, "sessions": sessions, "entries": entries, "signed_by": signed_by(document)}
 
 
 def _check_totals(totals: Any, ds: Dataset, events: list[PrivacyEvent]) -> None:
@@ -1174,7 +1254,7 @@ def _check_totals(totals: Any, ds: Dataset, events: list[PrivacyEvent]) -> None:
         raise LedgerError(problem)
     expected = _totals_record(ds, events)
     stated_basic, expected_basic = totals.get("basic"), expected["basic"]
-    if (stated_basic is None) != (expected_basic is None):
+    if (stated_basic is None) != (expected_basic is None) or not isinstance(stated_basic, (dict, type(None))):
         raise LedgerError(problem)
     if expected_basic is not None:
         for key in ("epsilon", "delta"):
@@ -1183,7 +1263,7 @@ def _check_totals(totals: Any, ds: Dataset, events: list[PrivacyEvent]) -> None:
             if not (stated == actual or math.isclose(stated, actual, rel_tol=1e-12)):
                 raise LedgerError(problem)
     stated_total, expected_total = totals.get("accountant"), expected["accountant"]
-    if (stated_total is None) != (expected_total is None):
+    if (stated_total is None) != (expected_total is None) or not isinstance(stated_total, (dict, type(None))):
         raise LedgerError(problem)
     if expected_total is not None:
         if stated_total.get("name") != expected_total["name"]:

@@ -258,13 +258,15 @@ def test_export_import_round_trip(ledger: Ledger, dataset: Dataset, tmp_path: Pa
     assert document["totals"]["basic"]["epsilon"] == pytest.approx(0.6)
 
     with Ledger(tmp_path / "other.sqlite") as other:
+        other.trust_key(ledger.public_key, "the ledger it came from")
         report = other.import_json(text)
         assert (report.added, report.present, report.over_budget) == (3, 0, False)
+        assert (report.signed_by, report.trusted) == (ledger.public_key, True)
         assert other.entries(dataset) == ledger.entries(dataset)
         assert other.dataset(dataset) == ledger.dataset(dataset)
         assert [s.label for s in other.sessions()] == ["analyst"]
         again = json.loads(other.export_json(dataset))
-        for key in ("dataset", "sessions", "entries", "entries_sha256", "totals"):
+        for key in ("dataset", "sessions", "entries", "entries_sha256", "totals"):  # not the signature
             assert again[key] == document[key]
         assert other.import_json(text).present == 3  # importing twice adds nothing
 
@@ -276,6 +278,7 @@ def test_export_to_and_import_from_files(ledger: Ledger, dataset: Dataset, tmp_p
     fill(ledger, dataset)
     path = ledger.export_to(dataset, tmp_path / "export.json")
     with Ledger(tmp_path / "other.sqlite") as other:
+        other.trust_key(ledger.public_key)
         assert other.import_from(path, dataset=FINGERPRINT).added == 3
 
 

@@ -77,7 +77,7 @@ def test_a_ledger_truncated_to_zero_bytes_is_refused_loudly(tmp_path: Path) -> N
     make_ledger(path)
     remove_ledger_files(path)
     path.write_bytes(b"")
-    with pytest.raises(LedgerError, match=r"is empty \(0 bytes\).*history of spent budget may have been lost"):
+    with pytest.raises(LedgerError, match=r"is empty \(0 bytes\).*history of spent budget may have been"):
         Ledger(path)
     assert path.read_bytes() == b""  # left as it was: nothing written over it
 
@@ -134,7 +134,7 @@ def test_a_ledger_changed_under_an_open_handle_refuses_spends(tmp_path: Path, da
             make_ledger(tmp_path / "b" / "l.sqlite", spends=0)
             os.replace(tmp_path / "b" / "l.sqlite", path)
         else:
-            with open(path, "r+b") as handle:  # noqa: PTH123 -- the test does the damage on purpose
+            with open(path, "r+b") as handle:
                 handle.truncate(0)
         with pytest.raises(LedgerError, match=f"was {damage}.*Nothing was recorded"):
             ledger.spend(FINGERPRINT, EVENT)
@@ -170,7 +170,7 @@ def test_an_unwritable_folder_is_reported_as_such_not_as_corruption(tmp_path: Pa
         except LedgerError as error:
             assert "cannot be written" in str(error) and "corrupt" not in str(error)
         else:
-            with ledger, pytest.raises(LedgerError, match="cannot be written|read-only") as caught:
+            with ledger, pytest.raises(LedgerError, match=r"cannot be written|read-only") as caught:
                 ledger.spend(FINGERPRINT, EVENT)
             assert "corrupt" not in str(caught.value)
     with Ledger(path) as ledger:

@@ -52,7 +52,8 @@ def outside_spend(path: Path, epsilon: float) -> str:
         from dpdash.accounting import BudgetExceededError, LaplaceEvent, Ledger
         with Ledger({str(path)!r}) as ledger:
             try:
-                ledger.spend({FINGERPRINT!r}, LaplaceEvent(epsilon={epsilon}, sensitivity=1.0, query="outside"))
+                event = LaplaceEvent(epsilon={epsilon}, sensitivity=1.0, query="outside")
+                ledger.spend({FINGERPRINT!r}, event)
                 print("spent")
             except BudgetExceededError:
                 print("refused")
