@@ -95,7 +95,7 @@ def edited(source: Ledger, edit: Callable[[Document], None], key: str | None) ->
     return reseal(document, key)
 
 
-def spent_under_every_accountant(ledger: Ledger, fingerprint: str) -> dict[str, float | None]:
+def spent_by_accountant(ledger: Ledger, fingerprint: str) -> dict[str, float | None]:
     return {name: None if t is None else t.epsilon for name, t in ledger.totals(fingerprint).items()}
 
 
@@ -158,7 +158,7 @@ def test_an_unverified_export_never_lowers_what_a_ledger_records(  # type: ignor
     did: the budget stays, no entry is removed or changed, and no accountant's total goes down."""
     key = None if signer == "unsigned" else new_private_key()
     text = edited(source, edit, key)
-    before = {fp: (source.dataset(fp), source.entries(fp), spent_under_every_accountant(source, fp)) for fp in AB}
+    before = {fp: (source.dataset(fp), source.entries(fp), spent_by_accountant(source, fp)) for fp in AB}
     with contextlib.suppress(LedgerError):  # refused is fine, as long as nothing changed (checked below)
         source.import_json(text)
     for fp in AB:
@@ -166,7 +166,7 @@ def test_an_unverified_export_never_lowers_what_a_ledger_records(  # type: ignor
         assert source.dataset(fp) == dataset
         after = source.entries(fp)
         assert after[: len(entries)] == entries  # nothing removed or changed, at most added
-        now = spent_under_every_accountant(source, fp)
+        now = spent_by_accountant(source, fp)
         for name, total in totals.items():
             assert total is None or now[name] is None or now[name] >= total - 1e-12, (name, total, now[name])
 
