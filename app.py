@@ -7,6 +7,7 @@ from each other; Streamlit-only helpers live in ``ui/``, the maths in ``dpdash/`
 
 import streamlit as st
 
+from dpdash.errors import DPDashError
 from ui.sidebar import render_sidebar
 
 st.set_page_config(
@@ -37,4 +38,9 @@ with st.sidebar:
     render_sidebar()
     st.caption("dpdash · differential-privacy budget explorer · runs locally, sends nothing out")
 
-page.run()
+# A problem a person can cause or fix (an unreadable ledger, a bad value) that a page did not handle
+# itself ends the page with its message, never a traceback; the session's table and the ledger are kept.
+try:
+    page.run()
+except DPDashError as error:
+    st.error(f"This page cannot go on: {error}", icon=":material/error:")
