@@ -101,3 +101,29 @@ if upload is not None and st.session_state.get("budget_import_seen") != (upload.
     else:
         over = " The table is now over its budget." if report.over_budget else ""
         st.success(f"Imported {report.added} release(s); {report.present} were already here.{over}")
+        st.caption(report.origin)
+
+with st.expander("Signing keys: what an export proves"):
+    st.markdown(
+        "Every export is signed with this ledger's key (Ed25519). An import checks the signature: an export "
+        "changed after it was signed is refused. Into a table this ledger already has, any export can only "
+        "**add** releases (never remove or lower one, never change the budget). A table this ledger does not "
+        "have can come in only with an export signed by this ledger or by a key you trust here."
+    )
+    st.markdown("This ledger's public key (give it to whoever imports your exports):")
+    st.code(ledger().public_key or "none: the ledger is read-only", language=None)
+    trusted = ledger().trusted_keys()
+    if trusted:
+        st.dataframe(
+            pd.DataFrame({"trusted key": list(trusted), "label": list(trusted.values())}),
+            hide_index=True, key="budget_trusted_keys",
+        )  # fmt: skip
+    new_key = st.text_input("Trust another ledger's key (ed25519:…)", key="budget_trust_key")
+    label = st.text_input("Label for it (whose ledger it is)", key="budget_trust_label")
+    if st.button("Trust this key", key="budget_trust_button", disabled=not new_key.strip()):
+        try:
+            ledger().trust_key(new_key, label)
+        except DPDashError as error:
+            st.error(f"Not trusted: {error}", icon=":material/error:")
+        else:
+            st.success("Trusted: exports signed by this key can bring new tables into this ledger.")

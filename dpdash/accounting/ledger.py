@@ -294,6 +294,21 @@ class ImportReport:
     signed_by: str | None = None
     trusted: bool = False
 
+    @property
+    def origin(self) -> str:
+        """What the import could rely on, in words."""
+        if self.signed_by is None:
+            return (
+                "The export was unsigned, so nothing proves where it came from: it could only add releases "
+                "to a table this ledger already had."
+            )
+        if self.trusted:
+            return f"The export was signed by {self.signed_by}, a key this ledger trusts."
+        return (
+            f"The export was signed by {self.signed_by}, a key this ledger does not trust: it could only add "
+            "releases to a table this ledger already had."
+        )
+
 
 def _finite_or_text(value: float) -> float | str:
     return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")

@@ -180,6 +180,7 @@ def test_a_rekeyed_unsigned_export_only_adds_spends(source: Ledger, tmp_path: Pa
         other.spend(B, LaplaceEvent(epsilon=0.1, sensitivity=1.0, query="b"))
         report = other.import_json(text, dataset=B)
         assert (report.added, report.signed_by, report.trusted) == (4, None, False)
+        assert "unsigned" in report.origin and "only add releases" in report.origin
         assert other.spent(B).epsilon == pytest.approx(0.9)
     with pytest.raises(LedgerError, match="differs"):
         source.import_json(text, dataset=B)
@@ -195,6 +196,7 @@ def test_a_trusted_key_lets_a_new_dataset_in(source: Ledger, tmp_path: Path) -> 
         fresh.trust_key(public_key(other_key), "the other office")
         report = fresh.import_json(text)
         assert report.trusted and report.dataset.budget == Budget(100.0)
+        assert report.origin == f"The export was signed by {public_key(other_key)}, a key this ledger trusts."
 
 
 @pytest.mark.parametrize("key", ["", "ed25519:xyz", "rsa:" + "0" * 64, 42])

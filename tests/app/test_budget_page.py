@@ -50,3 +50,22 @@ def test_session_filter_shows_only_this_sessions_releases(app: AppTest) -> None:
     assert not app.exception
     assert len(app.dataframe[1].value) == 0  # the fixture's releases were made outside this session
     assert [m.value for m in app.metric if m.label == "releases"] == ["3"]  # totals still cover all
+
+
+def test_the_signing_keys_section_shows_this_ledgers_key_and_trusts_another(
+    app: AppTest, tmp_path: Path
+) -> None:
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        own = ledger.public_key
+    assert any(c.value == own for c in app.code)
+    app.text_input(key="budget_trust_key").set_value("ed25519:not-a-key").run()
+    app.button(key="budget_trust_button").click().run()
+    assert not app.exception
+    assert any("Not trusted" in e.value and "64 hex digits" in e.value for e in app.error)
+    other = "ed25519:" + "ab" * 32
+    app.text_input(key="budget_trust_key").set_value(other).run()
+    app.text_input(key="budget_trust_label").set_value("the other office").run()
+    app.button(key="budget_trust_button").click().run()
+    assert not app.exception and not app.error
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        assert ledger.trusted_keys() == {other: "the other office"}
