@@ -18,6 +18,9 @@ values only after it returns.
 
 A file that is not a dpdash ledger (another SQLite database, random bytes, a corrupted or truncated
 ledger, one written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it.
+The file is opened only through SQLite, a marker beside it remembers it, and every transaction checks that
+the path is still the file that was opened (``ledger_file``). Exports are signed with the ledger's Ed25519
+key (``signing``), and an import only ever makes a dataset's record more conservative (``import_json``).
 
 >>> import tempfile, pathlib
 >>> from dpdash import Laplace
