@@ -46,14 +46,14 @@ def outside_reader(path: Path) -> None:
     """)
 
 
-def outside_spend(path: Path, epsilon: float) -> str:
+def outside_spend(path: Path, epsilon: float, fingerprint: str = FINGERPRINT) -> str:
     """Another dpdash process opens the ledger, tries one spend and closes: 'spent' or 'refused'."""
     done = run_python(f"""
         from dpdash.accounting import BudgetExceededError, LaplaceEvent, Ledger
         with Ledger({str(path)!r}) as ledger:
             try:
                 event = LaplaceEvent(epsilon={epsilon}, sensitivity=1.0, query="outside")
-                ledger.spend({FINGERPRINT!r}, event)
+                ledger.spend({fingerprint!r}, event)
                 print("spent")
             except BudgetExceededError:
                 print("refused")
