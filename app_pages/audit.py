@@ -32,6 +32,7 @@ from ui.audit import (
 )
 from ui.charts import audit_histograms, audit_progress
 from ui.state import active_table
+from ui.text import md
 from ui.widgets import delta_control, epsilon_control
 
 QUERY_KINDS = ("Count of rows", "Sum of a column", "Mean of a column", "Median of a column")
@@ -104,8 +105,8 @@ try:
         table = active_table()
         facts = table.facts
         with left:
-            st.caption(f"Table: **{table.name}** · {_n(len(table.data))} rows · unit of privacy: "
-                       f"{facts.unit.describe()}")  # fmt: skip
+            st.caption(f"Table: **{md(table.name)}** · {_n(len(table.data))} rows · unit of privacy: "
+                       f"{md(facts.unit.describe())}")  # fmt: skip
             kind = st.selectbox("Query", QUERY_KINDS, key="audit_query")
             if kind != "Count of rows" and not facts.bounds:
                 st.warning(
@@ -135,9 +136,9 @@ try:
             other = neighbour(table, query, cls, epsilon, delta)
         claim = f"ε = {epsilon:g}" + (f", δ = {delta:g}" if delta else "")
         st.markdown(
-            f"**Inputs:** the table and its worst-case neighbour, {other.description} "
+            f"**Inputs:** the table and its worst-case neighbour, {md(other.description)} "
             f"(it moves the answer by {other.change:.3g} × the sensitivity). **Claim:** releasing the "
-            f"{query.name} with {label}, as dpdash calibrates it, keeps {claim} for this unit of privacy."
+            f"{md(query.name)} with {label}, as dpdash calibrates it, keeps {claim} for this unit of privacy."
         )
         if kind == "Median of a column":
             st.caption(f"The median is chosen among {MEDIAN_CANDIDATES} public candidates evenly spaced over "
@@ -145,7 +146,7 @@ try:
         settings = ("query", table.fingerprint, repr(query.to_dict()), label, epsilon, delta)
         make_target = partial(query_target, query, cls, table.data, other.table, epsilon=epsilon, delta=delta)
 except DPDashError as error:
-    st.error(f"This cannot be audited: {error}", icon=":material/error:")
+    st.error(f"This cannot be audited: {md(error)}", icon=":material/error:")
     st.stop()
 
 trials_col, confidence_col = st.columns(2)
@@ -223,7 +224,7 @@ if run_clicked or more_clicked:
             state = start_audit(settings, make_target(), confidence)
         state.draw(trials, render)
     except DPDashError as error:
-        st.error(f"The audit stopped: {error}", icon=":material/error:")
+        st.error(f"The audit stopped: {md(error)}", icon=":material/error:")
         st.stop()
     st.rerun()  # redraw the controls for the finished run ("Add more" is enabled once a run exists)
 elif state is not None:

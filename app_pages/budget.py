@@ -9,15 +9,16 @@ from dpdash.errors import DPDashError
 from dpdash.report import stakeholder_report
 from ui.charts import budget_gauge, cumulative_budget_figure
 from ui.state import active_table, ledger, ledger_session, registered
+from ui.text import md
 
 st.title("Budget")
 table = active_table()
 try:
     record = registered(table)
 except DPDashError as error:
-    st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
     st.stop()
-st.caption(f"Table: **{table.name}** · ledger file: `{ledger().path}`")
+st.caption(f"Table: **{md(table.name)}** · ledger file: `{ledger().path}`")
 if record is None:
     st.info("No budget is set for this table yet: set one on the **Data** page.", icon=":material/info:")
     st.stop()
@@ -27,14 +28,15 @@ status = ledger().status(record)
 entries = ledger().entries(record)
 delta_text = f", δ = {budget.delta:g}" if budget.delta else ""
 st.markdown(
-    f"Budget ε = {budget.epsilon:g}{delta_text}, kept by the **{keeper}** accountant: every total below is "
-    f"the ε at δ = {budget.delta:g} for the releases so far (unit of privacy: {table.facts.unit.describe()})."
+    f"Budget ε = {budget.epsilon:g}{delta_text}, kept by the **{md(keeper)}** accountant: every total "
+    f"below is the ε at δ = {budget.delta:g} for the releases so far (unit of privacy: "
+    f"{md(table.facts.unit.describe())})."
 )
 gauge, facts = st.columns([2, 3])
 with gauge:
     st.plotly_chart(budget_gauge(status.spent.epsilon, budget.epsilon, keeper), key="budget_gauge")
 with facts:
-    st.metric("remaining ε", f"{status.remaining_epsilon:.4g}", help=f"budget − spent, under {keeper}")
+    st.metric("remaining ε", f"{status.remaining_epsilon:.4g}", help=f"budget − spent, under {md(keeper)}")
     st.metric("releases", status.entries)
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")
@@ -97,7 +99,7 @@ if upload is not None and st.session_state.get("budget_import_seen") != (upload.
     try:
         report = ledger().import_json(upload.getvalue(), dataset=record)
     except DPDashError as error:
-        st.error(f"Not imported (the ledger is unchanged): {error}", icon=":material/error:")
+        st.error(f"Not imported (the ledger is unchanged): {md(error)}", icon=":material/error:")
     else:
         over = " The table is now over its budget." if report.over_budget else ""
         st.success(f"Imported {report.added} release(s); {report.present} were already here.{over}")

@@ -21,6 +21,7 @@ from dpdash.loading import (
 )
 from ui.sidebar import unit_of_privacy
 from ui.state import active_table, ledger, registered, use_example, use_table
+from ui.text import md
 
 TIERS = {
     "Would not harm if disclosed: ε = 1, δ = 1e-5": (1.0, 1e-5),
@@ -56,16 +57,16 @@ if upload is not None and st.session_state.get("data_upload_seen") != (upload.na
     try:
         loaded = load_table(upload.getvalue(), upload.name)
     except DPDashError as error:
-        st.error(f"{upload.name} was not loaded: {error}", icon=":material/error:")
+        st.error(f"{md(upload.name)} was not loaded: {md(error)}", icon=":material/error:")
     else:
         use_table(upload.name, f"upload '{upload.name}'", loaded.data, PublicFacts(unit=Facts()))
         st.session_state["data_upload_warnings"] = list(loaded.warnings)
         st.rerun()
 for warning in st.session_state.get("data_upload_warnings", []):
-    st.warning(warning, icon=":material/warning:")
+    st.warning(md(warning), icon=":material/warning:")
 
 table = active_table()
-st.markdown(f"**Active table:** {table.name} ({table.source}) · {len(table.data):,} rows · "
+st.markdown(f"**Active table:** {md(table.name)} ({md(table.source)}) · {len(table.data):,} rows · "
             f"fingerprint `{table.fingerprint[:19]}…`")  # fmt: skip
 kinds = column_types(table.data)
 st.dataframe(table.data.head(200), height=240, key="data_preview")
@@ -84,7 +85,7 @@ with st.expander("Column types (as read; change them here)"):
                 if kinds[column] != kind:
                     data = coerce_column(data, column, kind, drop_invalid=lossy_ok)
         except DPDashError as error:
-            st.error(f"The types were not changed: {error}", icon=":material/error:")
+            st.error(f"The types were not changed: {md(error)}", icon=":material/error:")
         else:
             use_table(table.name, table.source, data, table.facts)
             st.rerun()
@@ -150,27 +151,27 @@ with st.form("data_facts"):
             unit = Facts(neighbours=relation, rows_per_person=int(rows_per_person), id_column=chosen_id)
             new_facts = PublicFacts(bounds=bounds, categories=categories, unit=unit, notes=facts.notes)
         except DPDashError as error:
-            st.error(f"The facts were not saved: {error}", icon=":material/error:")
+            st.error(f"The facts were not saved: {md(error)}", icon=":material/error:")
         else:
             use_table(table.name, table.source, table.data, new_facts)
             st.session_state["data_facts_saved"] = True
             st.rerun()
 if st.session_state.pop("data_facts_saved", False):
     st.success("Saved. Queries now use these facts.", icon=":material/check:")
-st.caption(f"Unit of privacy: {unit_of_privacy(table.facts)}. {table.facts.unit.describe()}.")
+st.caption(f"Unit of privacy: {md(unit_of_privacy(table.facts))}. {md(table.facts.unit.describe())}.")
 
 # ---- budget -------------------------------------------------------------------------------------------
 st.subheader("3. Set the privacy budget")
 try:
     record = registered(table)
 except DPDashError as error:
-    st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
     st.stop()
 if record is not None:
     delta = f", δ = {record.budget.delta:g}" if record.budget.delta else ""
     st.success(
         f"This table's total budget is ε = {record.budget.epsilon:g}{delta}, kept by the "
-        f"**{record.accountant}** accountant (set {record.created_at[:19].replace('T', ' ')} UTC). "
+        f"**{md(record.accountant)}** accountant (set {record.created_at[:19].replace('T', ' ')} UTC). "
         "A budget cannot be changed once set.",
         icon=":material/lock:",
     )
@@ -198,6 +199,6 @@ else:
                 budget=Budget(epsilon=chosen[0], delta=chosen[1]), accountant=accountant,
             )  # fmt: skip
         except DPDashError as error:
-            st.error(f"The budget was not set: {error}", icon=":material/error:")
+            st.error(f"The budget was not set: {md(error)}", icon=":material/error:")
         else:
             st.rerun()

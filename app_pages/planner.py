@@ -11,6 +11,7 @@ from dpdash.accounting import PlannedQuery
 from dpdash.errors import DPDashError
 from dpdash.report import plan_report
 from ui.state import active_table, ledger, registered
+from ui.text import md
 
 MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")
 EXAMPLE_PLAN = pd.DataFrame(
@@ -34,7 +35,7 @@ table = active_table()
 try:
     record = registered(table)
 except DPDashError as error:
-    st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
     st.stop()
 if record is None:
     st.info("Set this table's budget on the **Data** page to plan against it.", icon=":material/info:")
@@ -42,7 +43,7 @@ if record is None:
 status = ledger().status(record)
 st.caption(
     f"Budget ε = {record.budget.epsilon:g} (δ = {record.budget.delta:g}), {status.spent.epsilon:.4g} spent, "
-    f"{status.remaining_epsilon:.4g} left under the **{record.accountant}** accountant. Planning spends "
+    f"{status.remaining_epsilon:.4g} left under the **{md(record.accountant)}** accountant. Planning spends "
     "nothing. Unlocked rows share what is left in proportion to their weights (one common factor, PSI's "
     "rule); a locked row keeps its ε, or the ε its ±accuracy needs."
 )
@@ -89,7 +90,7 @@ try:
     with st.spinner("Fitting the plan to the budget…"):
         plan = ledger().plan(record, planned)
 except DPDashError as error:
-    st.error(f"The plan cannot be computed: {error}", icon=":material/error:")
+    st.error(f"The plan cannot be computed: {md(error)}", icon=":material/error:")
     st.stop()
 
 result = pd.DataFrame(
@@ -101,14 +102,14 @@ result = pd.DataFrame(
 )  # fmt: skip
 if plan.fits:
     st.success(
-        f"The plan fits: total ε = {plan.total:.4g} of {record.budget.epsilon:g} ({plan.accountant}), "
+        f"The plan fits: total ε = {plan.total:.4g} of {record.budget.epsilon:g} ({md(plan.accountant)}), "
         f"{plan.remaining_after:.4g} would remain.",
         icon=":material/check:",
     )
     st.dataframe(result, hide_index=True, key="planner_result")
 else:
     st.error(
-        f"The plan does not fit: it is over the budget by ε = {plan.over_by:.4g} ({plan.accountant} "
+        f"The plan does not fit: it is over the budget by ε = {plan.over_by:.4g} ({md(plan.accountant)} "
         "accountant). Unlock rows, loosen their accuracy, or drop a release.",
         icon=":material/block:",
     )
@@ -139,6 +140,6 @@ else:
     ]
     st.dataframe(pd.DataFrame(whatif), hide_index=True, key="planner_whatif")
     st.metric(
-        f"Releases like it that still fit ({record.accountant})", ledger().max_releases(record, event),
+        f"Releases like it that still fit ({md(record.accountant)})", ledger().max_releases(record, event),
         help="At this row's ε and accuracy, counting what has already been spent.",
     )  # fmt: skip

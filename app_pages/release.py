@@ -25,6 +25,7 @@ from dpdash.release import Release, calibrate, release
 from ui.charts import possible_release_animation, quantile_dotplot_figure
 from ui.query_builder import query_controls
 from ui.state import active_table, evaluate, ledger, ledger_session, registered
+from ui.text import md
 from ui.widgets import delta_control, epsilon_control
 
 MECHANISMS = {
@@ -45,7 +46,8 @@ _CONFIRMING = "release_confirming"
 st.title("Query & release")
 table = active_table()
 st.caption(
-    f"Table: **{table.name}** · {len(table.data):,} rows · unit of privacy: {table.facts.unit.describe()}"
+    f"Table: **{md(table.name)}** · {len(table.data):,} rows · unit of privacy: "
+    f"{md(table.facts.unit.describe())}"
 )
 
 left, right = st.columns([1, 1], gap="large")
@@ -82,7 +84,7 @@ try:
         pieces = calibrate(query, mechanism, table.data, epsilon=epsilon, delta=delta)
         spending = [piece.mechanism for piece in pieces]
 except DPDashError as error:
-    st.error(f"{error}", icon=":material/error:")
+    st.error(md(error), icon=":material/error:")
     st.stop()
 
 labels = [str(label) for label in (query.selections if selecting else query.labels)]
@@ -99,7 +101,7 @@ with st.container(border=True):
             chances = selector.probabilities(utilities)
             top = np.argsort(-chances)[:10]
             st.markdown(
-                f"**{labels[i]}**: the true answer is **{evaluation.values[i]:g}** (owner only). The "
+                f"**{md(labels[i])}**: the true answer is **{evaluation.values[i]:g}** (owner only). The "
                 f"{mechanism_label.lower()} picks a candidate with these exact chances (10 most likely "
                 "shown); "
                 f"with {confidence:.0%} probability the pick is within "
@@ -171,7 +173,7 @@ with st.container(border=True):
         st.markdown("This query is released in pieces, each with its own share of ε:")
         for piece in pieces:
             st.markdown(
-                f"- **{piece.name}**: {piece.mechanism.name} at ε = {piece.mechanism.epsilon:g}, "
+                f"- **{md(piece.name)}**: {md(piece.mechanism.name)} at ε = {piece.mechanism.epsilon:g}, "
                 f"±{piece.mechanism.release_accuracy(confidence, piece.query.dimension):.4g} "
                 f"({confidence:.0%})"
             )
@@ -198,7 +200,7 @@ st.subheader("Release")
 try:
     record = registered(table)
 except DPDashError as error:
-    st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
     st.stop()
 if record is None:
     st.warning(
@@ -220,7 +222,7 @@ remaining_after = 0.0 if remaining_after < 1e-9 * record.budget.epsilon else rem
 request = (repr(query.to_dict()), mechanism.__name__, epsilon, delta, confidence, table.fingerprint)
 st.markdown(
     f"Spent so far ε = {spent_now:.4g} of {record.budget.epsilon:g}; this release would bring it to "
-    f"**{spent_after:.4g}** ({record.accountant} accountant)."
+    f"**{spent_after:.4g}** ({md(record.accountant)} accountant)."
 )
 if not fits:
     st.error(
@@ -234,7 +236,7 @@ else:
     with st.container(border=True):
         st.markdown(
             f"**Confirm the release.** Cost: ε = {epsilon:g}{f', δ = {delta:g}' if delta else ''}. "
-            f"Total spent after: ε = {spent_after:.4g} of {record.budget.epsilon:g} ({record.accountant} "
+            f"Total spent after: ε = {spent_after:.4g} of {record.budget.epsilon:g} ({md(record.accountant)} "
             f"accountant, δ = {record.budget.delta:g}); remaining {remaining_after:.4g}.  \n"
             "**This cannot be undone:** the budget is spent even if you discard the result."
         )
@@ -250,7 +252,7 @@ else:
                 )
                 ledger().spend_release(record, result, session=ledger_session())  # committed before shown
             except DPDashError as error:
-                st.error(f"Not released: {error}", icon=":material/block:")
+                st.error(f"Not released: {md(error)}", icon=":material/block:")
             else:
                 st.session_state[_LAST] = result
                 st.rerun()
@@ -259,9 +261,10 @@ last: Release | None = st.session_state.get(_LAST)
 if last is not None and last.dataset_fingerprint == table.fingerprint:
     with st.container(border=True):
         st.markdown(
-            f"#### :material/verified: Released · {last.query_name} · {last.mechanism} · ε = {last.epsilon:g}"
+            f"#### :material/verified: Released · {md(last.query_name)} · {md(last.mechanism)} · "
+            f"ε = {last.epsilon:g}"
         )
-        st.caption(f"{last.accuracy.definition}. {last.guarantee}")
+        st.caption(f"{md(last.accuracy.definition)}. {md(last.guarantee)}")
         widths = list(last.accuracy.half_widths) + [None] * (
             len(last.values) - len(last.accuracy.half_widths)
         )

@@ -14,6 +14,7 @@ from dpdash.errors import DPDashError
 from dpdash.mechanisms import Laplace
 from ui.charts import icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
 from ui.state import active_table, ledger, registered
+from ui.text import md
 from ui.widgets import delta_control, epsilon_control
 
 st.title("What does ε mean?")
@@ -68,7 +69,7 @@ try:  # the active table's releases, and their total under its accountant, from 
             marks.append((f"total ({total.accountant})", total.epsilon,
                           float(risk.posterior_bound(prior, total.epsilon))))  # fmt: skip
 except DPDashError as error:
-    st.warning(f"The ledger's releases are not shown: {error}", icon=":material/warning:")
+    st.warning(f"The ledger's releases are not shown: {md(error)}", icon=":material/warning:")
 st.plotly_chart(
     posterior_figure(prior=prior, epsilons=epsilons, posteriors=curve, marks=marks),
     key="risk_posterior_chart",

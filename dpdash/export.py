@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import numbers
 import pprint
 
+from dpdash.errors import ParameterTypeError
 from dpdash.release import Release
 
 __all__ = ["escape_cell", "release_csv", "release_script"]
@@ -40,16 +42,64 @@ def release_csv(release: Release) -> str:
     return buffer.getvalue()
 
 
+class _NonFinite:
+    """A non-finite float, written as the call ``float('nan')`` (``nan`` alone is not a Python literal)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: float) -> None:
+        self.text = f"float({str(value)!r})"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _inert(value: object, name: str) -> object:
+    """``value`` rebuilt from exact builtin types (str, int, float, bool, None, list, dict with str keys),
+    whose ``repr`` is a literal that runs nothing; other objects are refused (a subclass could override
+    ``__repr__``)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, numbers.Integral):
+        return int.__int__(int(value))  # an exact int, whatever the class's __int__ returned
+    if isinstance(value, numbers.Real):
+        x = float.__float__(float(value))
+        return x if math.isfinite(x) else _NonFinite(x)
+    if isinstance(value, list | tuple):
+        return [_inert(v, name) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {str.__str__(k): _inert(v, name) for k, v in value.items()}
+    raise ParameterTypeError(
+        f"{name} must hold only strings, numbers, None, lists and dicts with string keys to be written "
+        f"into a script, got {value!r} of type {type(value).__name__}"
+    )
+
+
+def _literal(value: object, name: str) -> str:
+    """Python source for ``value``: an inert literal (see ``_inert``), laid out by ``pprint``."""
+    return pprint.pformat(_inert(value, name), width=100)
+
+
 def release_script(release: Release, table_path: str = "YOUR_TABLE.csv") -> str:
     """A Python script that makes the same release with dpdash (same query, mechanism, ε, δ,
-    confidence and post-processing) on the same table; its noise is new, drawn by the exact samplers."""
-    query = pprint.pformat(release.query, width=100)  # a Python literal: None, True, tuples
-    delta = f", delta={release.delta!r}" if release.delta else ""
-    budget = f"ε = {release.epsilon:g}" + (f", δ = {release.delta:g}" if release.delta else "")
-    steps = list(release.postprocessing)
-    return f'''"""Reproduce a dpdash release: {release.query_name} with {release.mechanism}, {budget}.
+    confidence and post-processing) on the same table; its noise is new, drawn by the exact samplers.
 
-The table must be the one released from: its fingerprint was {release.dataset_fingerprint}.
+    Every value taken from the release or the caller (names that hold column names and where-values,
+    the table path, the fingerprint, ...) is written as a ``repr`` literal of a builtin type, so no column
+    name or value can end a string and run code when the script is run.
+
+    Raises:
+        ParameterTypeError: a part of the release that is not plain data (see ``Release.to_dict``).
+    """
+    budget = f"ε = {release.epsilon:g}" + (f", δ = {release.delta:g}" if release.delta else "")
+    described = f"{release.query_name} with {release.mechanism}, {budget}"
+    delta = f", delta={_literal(release.delta, 'delta')}" if release.delta else ""
+    return f'''"""Reproduce a dpdash release (RELEASE says which) with the same query, mechanism, budget,
+confidence and post-processing.
+
+The table must be the one released from: its fingerprint was FINGERPRINT.
 Running this spends privacy budget again: it draws new noise (exact samplers, OS randomness).
 """
 
@@ -58,18 +108,21 @@ import pandas as pd
 from dpdash import dataset_fingerprint, release
 from dpdash.queries import query_from_dict
 
-QUERY = {query}
+RELEASE = {_literal(described, "query_name")}
+FINGERPRINT = {_literal(release.dataset_fingerprint, "dataset_fingerprint")}
+TABLE = {_literal(table_path, "table_path")}
+QUERY = {_literal(release.query, "query")}
 
-df = pd.read_csv({table_path!r})
-if dataset_fingerprint(df) != {release.dataset_fingerprint!r}:
+df = pd.read_csv(TABLE)
+if dataset_fingerprint(df) != FINGERPRINT:
     print("warning: this is not the table the release was made from")
 result = release(
     query_from_dict(QUERY),
-    {release.mechanism!r},
+    {_literal(release.mechanism, "mechanism")},
     df,
-    epsilon={release.epsilon!r}{delta},
-    confidence={release.accuracy.confidence!r},
-    postprocess={steps!r},
+    epsilon={_literal(release.epsilon, "epsilon")}{delta},
+    confidence={_literal(release.accuracy.confidence, "confidence")},
+    postprocess={_literal(list(release.postprocessing), "postprocessing")},
 )
 for label, value, width in zip(result.labels, result.values, result.accuracy.half_widths):
     print(f"{{label}}: {{value}} ± {{width}}")

@@ -7,6 +7,7 @@ import streamlit as st
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
 from ui.state import active_table, budget_status, registered
+from ui.text import md
 
 
 def unit_of_privacy(facts: PublicFacts) -> str:
@@ -22,14 +23,14 @@ def unit_of_privacy(facts: PublicFacts) -> str:
 def render_sidebar() -> None:
     """Dataset, unit of privacy and budget; a broken ledger is a message here, never a traceback."""
     table = active_table()
-    st.markdown(f"**Data:** {table.name}  \n{len(table.data):,} rows × {table.data.shape[1]} columns")
+    st.markdown(f"**Data:** {md(table.name)}  \n{len(table.data):,} rows × {table.data.shape[1]} columns")
     relation = table.facts.unit.neighbours.description
-    st.markdown(f"**Unit of privacy:** {unit_of_privacy(table.facts)}  \n*Neighbours:* {relation}")
+    st.markdown(f"**Unit of privacy:** {md(unit_of_privacy(table.facts))}  \n*Neighbours:* {relation}")
     try:
         status = budget_status(table)
         record = registered(table)
     except DPDashError as error:
-        st.error(f"The budget ledger cannot be read: {error}", icon=":material/error:")
+        st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
         return
     if status is None or record is None:
         st.info("No budget set for this table yet: set one on the **Data** page.", icon=":material/info:")
@@ -39,7 +40,7 @@ def render_sidebar() -> None:
     delta = f", δ = {budget.delta:g}" if budget.delta else ""
     st.markdown(f"**Budget:** ε = {budget.epsilon:g}{delta}")
     st.progress(share, text=f"spent ε = {spent:.4g} · remaining ε = {status.remaining_epsilon:.4g}")
-    st.caption(f"{status.entries} release(s); totals under the **{record.accountant}** accountant at δ = "
+    st.caption(f"{status.entries} release(s); totals under the **{md(record.accountant)}** accountant at δ = "
                f"{budget.delta:g}.")  # fmt: skip
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpdash import _validation as check
 from dpdash.errors import DPDashError
+from ui.text import md
 
 #: The ε control's stops: a 1-2-3-5-7 log scale from 0.01 to 10.
 EPSILON_STOPS = (0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7,
@@ -40,7 +41,7 @@ def epsilon_control(key: str, default: float = 1.0) -> float | None:
         try:
             epsilon = check.positive_finite(_number(typed), "epsilon")
         except DPDashError as error:
-            st.error(f"{error}. Type a number greater than 0, such as 0.5 or 1.", icon=":material/error:")
+            st.error(f"{md(error)}. Type a number greater than 0, such as 0.5 or 1.", icon=":material/error:")
             return None
     if epsilon >= EPSILON_WARNING:
         st.warning(

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.text import md
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "app_pages" / "audit.py"
 BROKEN = "Laplace with half the noise it needs (broken, for demonstration)"
@@ -97,7 +99,7 @@ def test_query_audit_of_the_count(page: AppTest) -> None:
 
 def test_bad_settings_are_messages(page: AppTest) -> None:
     page.text_input(key="audit_epsilon_typed").input("-1").run()
-    assert any("epsilon must be a finite number > 0" in e.value for e in page.error)
+    assert any(md("epsilon must be a finite number > 0") in e.value for e in page.error)  # an escaped message
     assert not page.exception
     assert not page.button  # stopped before the run controls
     page.text_input(key="audit_epsilon_typed").input("").run()

@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.text import md
+
 APP = Path(__file__).resolve().parents[2] / "app.py"
 
 
@@ -109,5 +111,5 @@ def test_median_previews_exact_chances_and_releases(app: AppTest, tmp_path: Path
         assert 0 < chances.sum() <= 1 + 1e-9 and chances.is_monotonic_decreasing
     app.button(key="release_button").click().run()
     app.button(key="release_confirm").click().run()
-    assert any("Released · quantile 0.5 of age" in m.value for m in app.markdown)
+    assert any(f"Released · {md('quantile 0.5 of age')}" in m.value for m in app.markdown)
     assert _status(tmp_path).entries == 1

@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.text import md
+
 PAGE = Path(__file__).resolve().parents[2] / "app_pages" / "explorer.py"
 
 
@@ -43,7 +45,7 @@ def test_large_epsilon_warns(page: AppTest) -> None:
 def test_bad_typed_epsilon_is_a_message_not_a_traceback(page: AppTest, typed: str, message: str) -> None:
     page.text_input(key="explorer_epsilon_typed").input(typed).run()
     assert not page.exception
-    assert any(message in e.value for e in page.error)
+    assert any(md(message) in e.value for e in page.error)  # the message, Markdown-escaped
     assert len(page.dataframe) == 0  # nothing computed with a bad ε
     page.text_input(key="explorer_epsilon_typed").input("0.8").run()
     assert not page.error

@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.text import md
+
 PAGE = Path(__file__).resolve().parents[2] / "app_pages" / "risk.py"
 
 
@@ -42,7 +44,7 @@ def test_prior_and_epsilon_update_the_words(page: AppTest) -> None:
 
 def test_bad_epsilon_stops_with_a_message(page: AppTest) -> None:
     page.text_input(key="risk_epsilon_typed").input("-2").run()
-    assert any("epsilon must be a finite number > 0" in e.value for e in page.error)
+    assert any(md("epsilon must be a finite number > 0") in e.value for e in page.error)
     assert not page.exception
     assert len(page.subheader) == 0
     page.text_input(key="risk_epsilon_typed").input("").run()
