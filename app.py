@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpdash.errors import DPDashError
 from ui.sidebar import render_sidebar
+from ui.text import md
 
 st.set_page_config(
     page_title="dpdash",
@@ -43,4 +44,4 @@ with st.sidebar:
 try:
     page.run()
 except DPDashError as error:
-    st.error(f"This page cannot go on: {error}", icon=":material/error:")
+    st.error(f"This page cannot go on: {md(error)}", icon=":material/error:")

@@ -103,7 +103,7 @@ if upload is not None and st.session_state.get("budget_import_seen") != (upload.
     else:
         over = " The table is now over its budget." if report.over_budget else ""
         st.success(f"Imported {report.added} release(s); {report.present} were already here.{over}")
-        st.caption(report.origin)
+        st.caption(md(report.origin))
 
 with st.expander("Signing keys: what an export proves"):
     st.markdown(
@@ -126,6 +126,6 @@ with st.expander("Signing keys: what an export proves"):
         try:
             ledger().trust_key(new_key, label)
         except DPDashError as error:
-            st.error(f"Not trusted: {error}", icon=":material/error:")
+            st.error(f"Not trusted: {md(error)}", icon=":material/error:")
         else:
             st.success("Trusted: exports signed by this key can bring new tables into this ledger.")

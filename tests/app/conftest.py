@@ -48,6 +48,9 @@ CHROMIUM_ARGS = [
 ]
 
 SERVER_START_TIMEOUT_S = 60.0
+# Playwright's expect() waits 5 s by default; a fresh server's first page (the 100 000-row example) on a
+# busy 2-core machine can take longer, so browser tests wait up to this long for what they expect.
+EXPECT_TIMEOUT_MS = 30_000
 SERVER_STOP_TIMEOUT_S = 10.0
 
 
@@ -186,8 +189,9 @@ def chromium_executable() -> Path:
 @pytest.fixture(scope="session")
 def browser(chromium_executable: Path) -> Iterator[Browser]:
     """A headless Debian Chromium driven by Playwright, shared by the session's tests."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=str(chromium_executable), args=CHROMIUM_ARGS)
         try:

@@ -19,6 +19,7 @@ from dpdash.accounting import Budget, Ledger, event_for, fingerprint
 from dpdash.datasets import synthetic_patients
 from dpdash.mechanisms import Geometric
 from tests.accounting.test_ledger_file import remove_ledger_files, unwritable
+from ui.text import md
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 PAGES = [
@@ -72,7 +73,7 @@ def test_a_ledger_path_under_a_regular_file(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "plain" / "ledger.sqlite"))
     seen = visit_every_page(start())
     for page in ("app_pages/data.py", "app_pages/release.py", "app_pages/budget.py", "app_pages/planner.py"):
-        assert "is a file, not a folder" in seen[page], page
+        assert md("is a file, not a folder") in seen[page], page
 
 
 def test_an_entry_written_badly_by_another_client(ledger_path: Path) -> None:
@@ -83,7 +84,7 @@ def test_an_entry_written_badly_by_another_client(ledger_path: Path) -> None:
         )
     seen = visit_every_page(start())
     for page in ("app_pages/release.py", "app_pages/budget.py", "app_pages/planner.py", "app_pages/risk.py"):
-        assert "unreadable entry bad-entry" in seen[page], page
+        assert md("unreadable entry bad-entry") in seen[page], page
 
 
 @contextlib.contextmanager
@@ -103,7 +104,7 @@ def test_a_read_only_ledger_shows_the_budget_and_refuses_the_release(ledger_path
         with released_setup(app):
             app.button(key="release_confirm").click().run()
         assert not app.exception
-        assert any("Not released" in e.value and "read-only" in e.value for e in app.error)
+        assert any("Not released" in e.value and md("read-only") in e.value for e in app.error)
     with Ledger(ledger_path) as ledger:
         assert len(ledger.datasets()) == 1
         assert ledger.status(ledger.datasets()[0]).entries == 1
