@@ -59,7 +59,7 @@ if upload is not None and st.session_state.get("data_upload_seen") != (upload.na
     except DPDashError as error:
         st.error(f"{md(upload.name)} was not loaded: {md(error)}", icon=":material/error:")
     else:
-        use_table(upload.name, f"upload '{upload.name}'", loaded.data, PublicFacts(unit=Facts()))
+        use_table(loaded.filename, f"upload '{loaded.filename}'", loaded.data, PublicFacts(unit=Facts()))
         st.session_state["data_upload_warnings"] = list(loaded.warnings)
         st.rerun()
 for warning in st.session_state.get("data_upload_warnings", []):

@@ -8,7 +8,10 @@ Prints, best of a few runs each:
   encoding detection, name handling and type guessing cost on top of parsing);
 - the same CSV with text in a numeric column (the slow path: every value of that column is tested);
 - ``load_table`` on a 20 000-row Excel workbook (openpyxl is slow: about this size is where Excel
-  stops being pleasant; larger tables should come as CSV or Parquet).
+  stops being pleasant; larger tables should come as CSV or Parquet);
+- how long refusing a hostile file takes (2 million shared strings in a small .xlsx, a sheet whose
+  filled cells span A1:XFD1048576, a Parquet text value that decodes to 1 GB, 100 000 ragged CSV rows),
+  as a ratio to loading a normal small file of the same format (the patients' first 1 000 rows).
 
 Run: ``.venv/bin/python bench/bench_loading.py`` (or ``make bench``).
 """
@@ -75,7 +78,44 @@ def main() -> int:
         f"{'Excel, 20 000 rows':<34} {len(xlsx_bytes) / 2**20:6.1f}MB {ours:10.2f}s {theirs:11.2f}s "
         f"{ours / theirs:6.2f}"
     )
+    hostile_refusals(big.iloc[:1000])
     return 0 if generate < GENERATE_TARGET else 1
+
+
+def hostile_refusals(small: pd.DataFrame) -> None:
+    """Refusing each hostile file, against loading a normal 1 000-row file of the same format."""
+    import numpy as np
+    import pyarrow as pa
+
+    from dpdash.loading import DataLoadError
+    from tests.test_loading_limits import GOOD_SHEET, parquet, workbook
+
+    def refuse(data: bytes, name: str) -> None:
+        try:
+            load_table(data, name)
+        except DataLoadError:
+            return
+        raise AssertionError(f"{name} was not refused")
+
+    normal = {}
+    for suffix, write in (("xlsx", small.to_excel), ("pq", small.to_parquet), ("csv", small.to_csv)):
+        buffer = io.BytesIO()
+        write(buffer, index=False)
+        normal[suffix] = buffer.getvalue()
+    dictionary = pa.DictionaryArray.from_arrays(pa.array(np.zeros(1000, np.int32)), pa.array(["x" * 10**6]))
+    far = '<row r="1"><c r="A1"><v>1</v></c></row><row r="1048576"><c r="XFD1048576"><v>1</v></c></row>'
+    hostile = [
+        ("xlsx, 2 000 000 shared strings", workbook(GOOD_SHEET, "<si><t>x</t></si>" * 2_000_000), "xlsx"),
+        ("xlsx, filled cells A1 and XFD1048576", workbook(far), "xlsx"),
+        ("Parquet, 1 MB value × 1 000 rows", parquet(pa.table({"n": dictionary}), store_schema=False), "pq"),
+        ("CSV, 100 000 ragged rows", b"a,b,c\n" + b"1,2\n" * 100_000, "csv"),
+    ]
+    header = f"{'refusing a hostile file':<38} {'size':>8} {'refusal':>9} {'normal 1 000 rows':>18}"
+    print(f"\n{header} {'ratio':>6}")
+    for label, data, suffix in hostile:
+        ours = best_of(lambda data=data, suffix=suffix: refuse(data, f"h.{suffix}"), 1)
+        theirs = best_of(lambda suffix=suffix: load_table(normal[suffix], f"n.{suffix}"), 3)
+        print(f"{label:<38} {len(data) / 1e3:6.0f}KB {ours:8.2f}s {theirs:17.3f}s {ours / theirs:6.1f}")
 
 
 if __name__ == "__main__":
