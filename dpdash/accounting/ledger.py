@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from dpdash import _validation as check
+from dpdash.accounting import running
 from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
 from dpdash.accounting.basic import basic_sums
 from dpdash.accounting.events import (
@@ -603,9 +604,10 @@ class Ledger:
                     raise ParameterError(f"no session {session_uid!r} in the ledger; use start_session()")
                 session_id = int(found[0])
             history = [entry.event for entry in self._entries(conn, dataset_id, ds.fingerprint)]
-            total = accountant.epsilon([*history, *events], budget.delta)
-            if not total <= budget.epsilon * (1.0 + REL_SLACK):
-                spent = accountant.epsilon(history, budget.delta)
+            # The total with the new events, from the history's kept composed state (running.py).
+            if not running.fits(accountant, history, events, budget.delta, budget.epsilon):
+                total = running.epsilon(accountant, history, events, budget.delta)
+                spent = running.epsilon(accountant, history, (), budget.delta)
                 raise _exceeded(name, events, total, spent, budget, accountant.name)
             created = _now()
             entries = [
