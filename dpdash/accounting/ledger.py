@@ -859,10 +859,10 @@ class Ledger:
                 )
                 added += 1
         try:
-            total = get_accountant(existing.accountant).epsilon(self.events(existing), existing.budget.delta)
+            keeper, budget = get_accountant(existing.accountant), existing.budget
+            over = not running.fits(keeper, self.events(existing), (), budget.delta, budget.epsilon)
         except UnsupportedEventError:
-            total = math.inf
-        over = not total <= existing.budget.epsilon * (1.0 + REL_SLACK)
+            over = True
         return ImportReport(existing, added, present, over)
 
     def import_from(
@@ -1046,7 +1046,7 @@ def _totals_record(ds: Dataset, events: list[PrivacyEvent]) -> dict[str, Any]:
     else:
         record["basic"] = None
     try:
-        total = get_accountant(ds.accountant).epsilon(events, ds.budget.delta)
+        total = running.epsilon(get_accountant(ds.accountant), events, (), ds.budget.delta)
         record["accountant"] = {
             "name": ds.accountant,
             "target_delta": ds.budget.delta,
