@@ -14,7 +14,7 @@ from dpdash.accounting.accountant import (
 )
 from dpdash.accounting.events import PrivacyEvent
 
-__all__ = ["AdvancedComposition", "drv_epsilon"]
+__all__ = ["AdvancedComposition", "advanced_terms", "drv_epsilon", "epsilon_from_sums"]
 
 
 def drv_epsilon(epsilons_counts: list[tuple[float, int]], delta_prime: float) -> float:
@@ -32,7 +32,32 @@ def drv_epsilon(epsilons_counts: list[tuple[float, int]], delta_prime: float) ->
     """
     squares = math.fsum(k * e * e for e, k in epsilons_counts)
     drift = math.fsum(k * e * math.expm1(e) for e, k in epsilons_counts)
+    return _drv(squares, drift, delta_prime)
+
+
+def _drv(squares: float, drift: float, delta_prime: float) -> float:
+    """√(2 ln(1/δ′)·squares) + drift: ``drv_epsilon`` from its two sums."""
     return math.sqrt(2.0 * math.log(1.0 / delta_prime) * squares) + drift
+
+
+def advanced_terms(epsilon: float, delta: float, count: int) -> tuple[float, float, float, float]:
+    """One setting's terms of the sums advanced composition needs: (kε, kδ, kε², kε(e^ε − 1)).
+
+    ``math.fsum`` of each over a path's settings gives (Σε, Σδ, squares, drift) (``epsilon_from_sums``); the
+    running totals (``dpdash.accounting.running``) keep the same terms, so both round the same exact sums.
+    """
+    return epsilon * count, delta * count, count * epsilon * epsilon, count * epsilon * math.expm1(epsilon)
+
+
+def epsilon_from_sums(basic: float, used: float, squares: float, drift: float, target_delta: float) -> float:
+    """min(Σε, ε′) at slack δ′ = target − Σδ (∞ if Σδ exceeds the target), from the sums of
+    ``advanced_terms``."""
+    if used > target_delta * (1.0 + REL_SLACK):
+        return math.inf
+    slack = target_delta - used
+    if slack <= 0.0:
+        return basic
+    return min(basic, _drv(squares, drift, slack))
 
 
 class AdvancedComposition(Accountant):
@@ -52,15 +77,9 @@ class AdvancedComposition(Accountant):
         return refuse_without_epsilon_delta(event)
 
     def _epsilon(self, composition: Composition, target_delta: float) -> float:
-        items = pairs(composition)
-        basic = math.fsum(e * k for e, _, k in items)
-        used = math.fsum(d * k for _, d, k in items)
-        if used > target_delta * (1.0 + REL_SLACK):
-            return math.inf
-        slack = target_delta - used
-        if slack <= 0.0:
-            return basic
-        return min(basic, drv_epsilon([(e, k) for e, _, k in items], slack))
+        terms = [advanced_terms(e, d, k) for e, d, k in pairs(composition)]
+        basic, used, squares, drift = (math.fsum(column) for column in zip(*terms, strict=True))
+        return epsilon_from_sums(basic, used, squares, drift, target_delta)
 
     def _delta(self, composition: Composition, target_epsilon: float) -> float:
         items = pairs(composition)

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from dpdash import _validation as check
+from dpdash.accounting import running
 from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
 from dpdash.accounting.basic import basic_sums
 from dpdash.accounting.events import (
@@ -695,9 +696,10 @@ class Ledger:
                     raise ParameterError(f"no session {session_uid!r} in the ledger; use start_session()")
                 session_id = int(found[0])
             history = [entry.event for entry in self._entries(conn, dataset_id, ds.fingerprint)]
-            total = accountant.epsilon([*history, *events], budget.delta)
-            if not total <= budget.epsilon * (1.0 + REL_SLACK):
-                spent = accountant.epsilon(history, budget.delta)
+            # The total with the new events, from the history's kept composed state (running.py).
+            if not running.fits(accountant, history, events, budget.delta, budget.epsilon):
+                total = running.epsilon(accountant, history, events, budget.delta)
+                spent = running.epsilon(accountant, history, (), budget.delta)
                 raise _exceeded(name, events, total, spent, budget, accountant.name)
             created = _now()
             entries = [
@@ -1017,10 +1019,10 @@ class Ledger:
                 )
                 added += 1
         try:
-            total = get_accountant(existing.accountant).epsilon(self.events(existing), existing.budget.delta)
+            keeper, budget = get_accountant(existing.accountant), existing.budget
+            over = not running.fits(keeper, self.events(existing), (), budget.delta, budget.epsilon)
         except UnsupportedEventError:
-            total = math.inf
-        over = not total <= existing.budget.epsilon * (1.0 + REL_SLACK)
+            over = True
         return ImportReport(existing, added, present, over, signer, trusted)
 
     def import_from(
@@ -1171,7 +1173,7 @@ def _totals_record(ds: Dataset, events: list[PrivacyEvent]) -> dict[str, Any]:
     else:
         record["basic"] = None
     try:
-        total = get_accountant(ds.accountant).epsilon(events, ds.budget.delta)
+        total = running.epsilon(get_accountant(ds.accountant), events, (), ds.budget.delta)
         record["accountant"] = {
             "name": ds.accountant,
             "target_delta": ds.budget.delta,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import ClassVar
 
@@ -82,6 +83,11 @@ def kov_epsilon(epsilon0: float, delta0: float, k: int, target_delta: float) -> 
     return smallest_true(ok, tiny, top)
 
 
+# The exact optimum for k copies of one guarantee, cached: the running totals ask it again after every
+# release of a history whose worst guarantee has not changed.
+kov_epsilon_cached = functools.lru_cache(maxsize=256)(kov_epsilon)
+
+
 def kov_heterogeneous_epsilon(items: list[tuple[float, float, int]], target_delta: float) -> float:
     """Kairouz, Oh & Viswanath 2015, Thm 3.5: releases (ε_l, δ_l) (with counts) compose to
     (ε̃, 1 − (1 − δ̃)Π(1 − δ_l))-DP for every δ̃ in (0, 1], with
@@ -91,8 +97,26 @@ def kov_heterogeneous_epsilon(items: list[tuple[float, float, int]], target_delt
 
     Returns that ε̃ with δ̃ chosen so the total δ is ``target_delta`` (∞ if the δ_l alone exceed it).
     """
-    basic = math.fsum(e * k for e, _, k in items)
-    log_keep = math.fsum(k * math.log1p(-d) for _, d, k in items)  # ln Π(1 − δ_l)
+    terms = [heterogeneous_terms(e, d, k) for e, d, k in items]
+    basic, log_keep, drift, squares = (math.fsum(column) for column in zip(*terms, strict=True))
+    return heterogeneous_from_sums(basic, log_keep, drift, squares, target_delta)
+
+
+def heterogeneous_terms(epsilon: float, delta: float, count: int) -> tuple[float, float, float, float]:
+    """One guarantee's terms of Thm 3.5's sums: (kε, k·ln(1 − δ), kε·tanh(ε/2), kε²); ``math.fsum`` of each
+    gives (Σε_l, ln Π(1 − δ_l), A, S) (the running totals keep the same terms and round the same sums)."""
+    return (
+        epsilon * count,
+        count * math.log1p(-delta),
+        count * epsilon * math.tanh(epsilon / 2.0),
+        count * epsilon * epsilon,
+    )
+
+
+def heterogeneous_from_sums(
+    basic: float, log_keep: float, drift: float, squares: float, target_delta: float
+) -> float:
+    """``kov_heterogeneous_epsilon`` from the sums of ``heterogeneous_terms``."""
     # 1 − δ̃ = (1 − target)/Π(1 − δ_l)
     if target_delta >= 1.0:
         return 0.0
@@ -100,8 +124,6 @@ def kov_heterogeneous_epsilon(items: list[tuple[float, float, int]], target_delt
     if log_one_minus >= 0.0:
         return basic if -math.expm1(log_keep) <= target_delta * (1.0 + REL_SLACK) else math.inf
     slack = -math.expm1(log_one_minus)
-    drift = math.fsum(k * e * math.tanh(e / 2.0) for e, _, k in items)
-    squares = math.fsum(k * e * e for e, _, k in items)
     second = drift + math.sqrt(2.0 * squares * math.log(math.e + math.sqrt(squares) / slack))
     third = drift + math.sqrt(2.0 * squares * math.log(1.0 / slack))
     return min(basic, second, third)
@@ -153,9 +175,11 @@ class OptimalComposition(Accountant):
         items = self._guarantees(composition)
         if len(items) == 1:
             e, d, k = items[0]
-            return kov_epsilon(e, d, k, target_delta)
+            return kov_epsilon_cached(e, d, k, target_delta)
         k_total = sum(k for _, _, k in items)
-        worst = kov_epsilon(max(e for e, _, _ in items), max(d for _, d, _ in items), k_total, target_delta)
+        worst = kov_epsilon_cached(
+            max(e for e, _, _ in items), max(d for _, d, _ in items), k_total, target_delta
+        )
         return min(worst, kov_heterogeneous_epsilon(items, target_delta))
 
     def _delta(self, composition: Composition, target_epsilon: float) -> float:

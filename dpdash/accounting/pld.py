@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import fft
+from scipy import fft, signal
 
 from dpdash import _validation as check
 from dpdash.accounting.accountant import Accountant, Composition
@@ -37,6 +37,8 @@ _LOG_TWO_OVER_TAIL = math.log(2.0 / TAIL_MASS)
 # Spectra are computed at least this much longer than needed, so that later compositions with a few more
 # releases reuse a cached product.
 _HEADROOM = 1.1
+# From this many distinct single releases in a composition, their pmfs are convolved pairwise (``_tree``).
+_TREE_FROM = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,12 +246,38 @@ class _Composer:
                 self._products.popitem(last=False)
         if bulk and not missing and best is not None:
             self._products.move_to_end(next(k for k, v in self._products.items() if v is spectrum))
-        for setting, count in items:
-            if count < 2:
+        singles = [setting for setting, count in items if count < 2]
+        if len(singles) >= _TREE_FROM:
+            # Many distinct releases (a varied history): convolve their short pmfs pairwise, then one FFT
+            # at the full length, instead of one full-length FFT per release.
+            convolved = _tree([_side(setting, interval, side).probs for setting in singles])
+            factor = fft.rfft(_wrap(convolved, length), length)
+            spectrum = factor if spectrum is None else spectrum * factor
+        else:
+            for setting in singles:
                 factor = self._spectrum(setting, interval, side, length)
                 spectrum = factor if spectrum is None else spectrum * factor
         assert spectrum is not None
         return spectrum, length
+
+
+def _tree(arrays: list[np.ndarray]) -> np.ndarray:
+    """The linear convolution of the arrays, composed pairwise (a balanced tree of ``fftconvolve``)."""
+    while len(arrays) > 1:
+        arrays = [
+            signal.fftconvolve(arrays[i], arrays[i + 1]) if i + 1 < len(arrays) else arrays[i]
+            for i in range(0, len(arrays), 2)
+        ]
+    return arrays[0]
+
+
+def _wrap(probs: np.ndarray, length: int) -> np.ndarray:
+    """``probs`` folded modulo ``length``: what a product of length-``length`` spectra computes (circular
+    convolution), so the window read from it is the same."""
+    if len(probs) <= length:
+        return probs
+    padded = np.concatenate([probs, np.zeros(-len(probs) % length)])
+    return padded.reshape(-1, length).sum(axis=0)
 
 
 _COMPOSER = _Composer()

@@ -98,18 +98,24 @@ class RDPAccountant(Accountant):
         return None
 
     def curve(self, composition: Composition) -> np.ndarray:
-        """The composed Rényi divergence at each of ``orders``."""
-        total = np.zeros(len(self.orders))
-        for setting, count in composition:
-            total += count * _setting_curve(setting, self.orders)
-        return total
+        """The composed Rényi divergence at each of ``orders``: Σ_settings count·D_α(setting), each order's
+        sum correctly rounded (``math.fsum``), so it does not depend on the order of the settings (and the
+        running totals, which keep these sums exactly, give the same curve)."""
+        rows = np.vstack([count * self.setting_curve(setting) for setting, count in composition])
+        return np.array([math.fsum(column) for column in rows.T.tolist()])
 
-    def _epsilon(self, composition: Composition, target_delta: float) -> float:
+    def setting_curve(self, setting: PrivacyEvent) -> np.ndarray:
+        """One release's Rényi divergence at each of ``orders`` (cached; read-only)."""
+        return _setting_curve(setting, self.orders)
+
+    def epsilon_of_curve(self, curve: np.ndarray, target_delta: float) -> float:
+        """ε at δ of a composed curve (dp_accounting's ``compute_epsilon``, CKS 2020 Prop. 12)."""
         from dp_accounting.rdp import rdp_privacy_accountant
 
-        return float(
-            rdp_privacy_accountant.compute_epsilon(self.orders, self.curve(composition), target_delta)[0]
-        )
+        return float(rdp_privacy_accountant.compute_epsilon(self.orders, curve, target_delta)[0])
+
+    def _epsilon(self, composition: Composition, target_delta: float) -> float:
+        return self.epsilon_of_curve(self.curve(composition), target_delta)
 
     def _delta(self, composition: Composition, target_epsilon: float) -> float:
         from dp_accounting.rdp import rdp_privacy_accountant
@@ -119,7 +125,7 @@ class RDPAccountant(Accountant):
         )
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=16384)
 def _setting_curve(setting: PrivacyEvent, orders: tuple[float, ...]) -> np.ndarray:
     import dp_accounting
     from dp_accounting.rdp import rdp_privacy_accountant

@@ -50,12 +50,12 @@ def default_components() -> list[Accountant]:
 
 
 def clear_caches() -> None:
-    """Forget every cached total, Rényi curve, privacy loss distribution and FFT spectrum.
+    """Forget every cached total, Rényi curve, privacy loss distribution, FFT spectrum and running state.
 
     Answers never depend on the caches (they only hold results of deterministic computations); this frees
     their memory, and lets a benchmark measure cold times.
     """
-    from dpdash.accounting import accountant, pld, rdp
+    from dpdash.accounting import accountant, optimal, pld, rdp, running
 
     accountant.Accountant._epsilon_cached.cache_clear()
     accountant.Accountant._delta_cached.cache_clear()
@@ -65,3 +65,5 @@ def clear_caches() -> None:
     pld._single.cache_clear()
     pld._moments.cache_clear()
     pld._COMPOSER.clear()
+    optimal.kov_epsilon_cached.cache_clear()
+    running.clear()

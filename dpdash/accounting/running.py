@@ -1,0 +1,641 @@
+"""Running totals: a growing history's composed state under each accountant, so that adding a release
+composes only the new events.
+
+A ledger's history only grows. ``epsilon(accountant, history, new, target_delta)`` is
+``accountant.epsilon([*history, *new], target_delta)``, computed from a kept state of ``history`` (found by
+checking that a kept state's events are a prefix of it, event by event) extended by what came after.
+``fits`` answers the budget question with as little work as possible: under the tightest accountant the
+total is the minimum over its components, so it is within a budget as soon as one component's is, and the
+components are asked cheapest first.
+
+The state of a history is its split into whole-data events and cells of partitionings, with the
+worst-case paths of ``accountant.compositions`` (whole-data events plus one undominated cell of each
+partitioning, or the union of the cells beyond ``MAX_PATHS``), each path's multiset of settings, and for
+each accountant asked the sums its total is a function of:
+
+- basic: Σ kε and Σ kδ of the whole-data settings and of every cell (``basic_sums``);
+- zcdp: Σ kρ per path; advanced: the sums of ``advanced_terms``; optimal: those of ``heterogeneous_terms``
+  per distinct (ε, δ), with the count, the largest ε and δ and the number of distinct guarantees;
+- rdp: the Rényi curve Σ k·D_α per order.
+
+The accountants round these sums once with ``math.fsum``; here the same terms are kept in exact integer
+accumulators (every double is an integer multiple of 2⁻¹⁰⁷⁴) and rounded once when read, so the running
+totals of these five accountants equal the accountants' own to the last bit, whatever the history.
+
+PLD is different: each path keeps its composed loss pmf (per side), and a new release is one convolution
+with that release's pmf, after which the pmf is cut to the window outside which Bernstein's inequality
+leaves at most ``TAIL_MASS`` (that mass bound is added to the infinite loss, as ``PLDAccountant`` does
+once). The state starts from ``PLDAccountant``'s own composition, so it is the same number until a release
+is added; after that it differs from composing everything at once only by floating-point rounding in the
+FFTs and by ``TAIL_MASS`` per cut, both pessimistic or far below the grid's own rounding (the tests bound
+the difference).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import signal
+
+from dpdash.accounting.accountant import (
+    MAX_PATHS,
+    REL_SLACK,
+    Accountant,
+    Composition,
+    _undominated,
+    _unit_closed,
+    as_events,
+)
+from dpdash.accounting.advanced import AdvancedComposition, advanced_terms, epsilon_from_sums
+from dpdash.accounting.basic import BasicComposition
+from dpdash.accounting.events import NonPrivateEvent, PrivacyEvent
+from dpdash.accounting.optimal import (
+    OptimalComposition,
+    heterogeneous_from_sums,
+    heterogeneous_terms,
+    kov_epsilon_cached,
+)
+from dpdash.accounting.pld import (
+    _COMPOSER,
+    _LOG_TWO_OVER_TAIL,
+    TAIL_MASS,
+    PLDAccountant,
+    _epsilon_for_delta,
+    _items,
+    _moments,
+    _Pmf,
+    _side,
+    _single,
+)
+from dpdash.accounting.rdp import RDPAccountant
+from dpdash.accounting.tightest import TightestAccountant
+from dpdash.accounting.zcdp import ZCDPAccountant, zcdp_epsilon
+
+__all__ = ["clear", "epsilon", "fits"]
+
+# States kept (each of one history); a ledger uses one per dataset it spends on.
+MAX_STATES = 4
+# The tightest accountant asks its components in this order when checking a budget: cheapest first.
+_CHEAP_FIRST = ("basic", "zcdp", "advanced", "rdp", "optimal", "pld")
+_SCALE = 1074  # every finite double is an integer multiple of 2**-1074
+
+
+# ---- exact sums ------------------------------------------------------------------------------------
+def _fixed(x: float) -> int:
+    """x·2^1074, exactly (x finite)."""
+    numerator, denominator = float(x).as_integer_ratio()
+    return numerator << (_SCALE + 1 - denominator.bit_length())
+
+
+class _ExactSums:
+    """Exact sums of float terms, several side by side; ``values()`` rounds each once (as ``math.fsum``)."""
+
+    __slots__ = ("_acc", "_inf")
+
+    def __init__(self, width: int) -> None:
+        self._acc = [0] * width
+        self._inf = [0] * width  # +∞ terms minus removed ones (the terms here are never −∞ or NaN)
+
+    def copy(self) -> _ExactSums:
+        out = _ExactSums(0)
+        out._acc, out._inf = list(self._acc), list(self._inf)
+        return out
+
+    def add(self, terms: Iterable[float], sign: int = 1) -> None:
+        for i, term in enumerate(terms):
+            if math.isinf(term):
+                self._inf[i] += sign
+            else:
+                self._acc[i] += sign * _fixed(term)
+
+    def values(self) -> list[float]:
+        out = []
+        for acc, inf in zip(self._acc, self._inf, strict=True):
+            if inf > 0:
+                out.append(math.inf)
+                continue
+            try:
+                out.append(acc / (1 << _SCALE))  # int / int is correctly rounded
+            except OverflowError:
+                out.append(math.inf if acc > 0 else -math.inf)
+        return out
+
+
+# ---- per-path tallies --------------------------------------------------------------------------------
+class _Tally:
+    """An accountant's sums over one path's settings; ``update`` when a setting's count changes."""
+
+    def update(self, setting: PrivacyEvent, old: int, new: int) -> None:
+        raise NotImplementedError
+
+    def copy(self) -> _Tally:
+        raise NotImplementedError
+
+    def epsilon(self, target_delta: float) -> float:
+        raise NotImplementedError
+
+
+class _TermTally(_Tally):
+    """Sums of per-setting terms terms(setting, count), replaced when the count changes."""
+
+    def __init__(self, width: int) -> None:
+        self.sums = _ExactSums(width)
+
+    def terms(self, setting: PrivacyEvent, count: int) -> Iterable[float]:
+        raise NotImplementedError
+
+    def update(self, setting: PrivacyEvent, old: int, new: int) -> None:
+        if old:
+            self.sums.add(self.terms(setting, old), -1)
+        if new:
+            self.sums.add(self.terms(setting, new))
+
+    def copy(self) -> _Tally:
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.sums = self.sums.copy()
+        return out
+
+
+class _ZCDPTally(_TermTally):
+    def __init__(self, accountant: ZCDPAccountant) -> None:
+        super().__init__(1)
+        self.accountant = accountant
+
+    def terms(self, setting: PrivacyEvent, count: int) -> Iterable[float]:
+        return (float(setting.rho) * count,)  # type: ignore[arg-type]
+
+    def epsilon(self, target_delta: float) -> float:
+        return float(zcdp_epsilon(self.sums.values()[0], target_delta, self.accountant.conversion))
+
+
+class _AdvancedTally(_TermTally):
+    def __init__(self, accountant: AdvancedComposition) -> None:
+        super().__init__(4)
+
+    def terms(self, setting: PrivacyEvent, count: int) -> Iterable[float]:
+        return advanced_terms(float(setting.epsilon), float(setting.delta), count)  # type: ignore[arg-type]
+
+    def epsilon(self, target_delta: float) -> float:
+        return epsilon_from_sums(*self.sums.values(), target_delta)
+
+
+class _RDPTally(_TermTally):
+    def __init__(self, accountant: RDPAccountant) -> None:
+        super().__init__(len(accountant.orders))
+        self.accountant = accountant
+
+    def terms(self, setting: PrivacyEvent, count: int) -> Iterable[float]:
+        return (count * self.accountant.setting_curve(setting)).tolist()
+
+    def epsilon(self, target_delta: float) -> float:
+        return self.accountant.epsilon_of_curve(np.array(self.sums.values()), target_delta)
+
+
+class _OptimalTally(_Tally):
+    """``OptimalComposition._epsilon``'s inputs: guarantees merged by (ε, δ), their sums, count and maxima."""
+
+    def __init__(self, accountant: OptimalComposition) -> None:
+        self.groups: Counter[tuple[float, float]] = Counter()
+        self.sums = _ExactSums(4)
+
+    def copy(self) -> _Tally:
+        out = object.__new__(_OptimalTally)
+        out.groups, out.sums = Counter(self.groups), self.sums.copy()
+        return out
+
+    def update(self, setting: PrivacyEvent, old: int, new: int) -> None:
+        e, d = float(setting.epsilon), float(setting.delta)  # type: ignore[arg-type]
+        before = self.groups[(e, d)]
+        after = before + new - old
+        if before:
+            self.sums.add(heterogeneous_terms(e, d, before), -1)
+        if after:
+            self.sums.add(heterogeneous_terms(e, d, after))
+            self.groups[(e, d)] = after
+        else:
+            del self.groups[(e, d)]
+
+    def epsilon(self, target_delta: float) -> float:
+        if len(self.groups) == 1:
+            ((e, d), k) = next(iter(self.groups.items()))
+            return kov_epsilon_cached(e, d, k, target_delta)
+        k_total = sum(self.groups.values())
+        max_epsilon, max_delta = max(e for e, _ in self.groups), max(d for _, d in self.groups)
+        worst = kov_epsilon_cached(max_epsilon, max_delta, k_total, target_delta)
+        return min(worst, heterogeneous_from_sums(*self.sums.values(), target_delta))
+
+
+@dataclasses.dataclass
+class _Loss:
+    """One side's composed loss pmf of a path, with what its Bernstein window needs (see ``pld._Composer``):
+    the grid index ``lower`` of the whole span's first loss, the span, the index moments, and the pmf over
+    [offset, offset + len) of the span. ``infinity`` is the mass at +∞ of the composition it was built as;
+    releases added since multiply the finite mass by e^log_keep and add TAIL_MASS per cut."""
+
+    lower: int
+    span: int
+    mean: float
+    variance: float
+    spread: float
+    offset: int
+    probs: np.ndarray
+    infinity: float
+    log_keep: float = 0.0
+    cuts: int = 0
+    added: bool = False
+
+    def add(self, setting: PrivacyEvent, interval: float, side: str, count: int) -> None:
+        single = _side(setting, interval, side)
+        m, v, d = _moments(setting, interval, side)
+        for _ in range(count):
+            self.lower += single.lower
+            self.span += len(single.probs) - 1
+            self.mean, self.variance, self.spread = self.mean + m, self.variance + v, max(self.spread, d)
+            self.log_keep += math.log1p(-single.infinity)
+            self.probs = np.clip(signal.oaconvolve(self.probs, single.probs), 0.0, None)
+        self.added = True
+        linear = 2.0 * self.spread * _LOG_TWO_OVER_TAIL / 3.0
+        reach = (linear + math.sqrt(linear * linear + 8.0 * self.variance * _LOG_TWO_OVER_TAIL)) / 2.0
+        hi = int(min(self.span, math.ceil(self.mean + reach)))
+        lo = int(max(0, math.floor(self.mean - reach)))
+        start, stop = max(lo, self.offset), min(hi, self.offset + len(self.probs) - 1)
+        # Cut only when it saves a tenth of the array: fewer cuts, fewer TAIL_MASS bounds added.
+        if (stop - start + 1) * 1.1 < len(self.probs):
+            self.probs = self.probs[start - self.offset : stop - self.offset + 1].copy()
+            self.offset = start
+            self.cuts += 1
+
+    def pmf(self) -> _Pmf:
+        if not self.added:
+            return _Pmf(self.lower + self.offset, self.probs, self.infinity)
+        finite = math.log1p(-self.infinity) + self.log_keep if self.infinity < 1.0 else -math.inf
+        return _Pmf(
+            self.lower + self.offset, self.probs, min(1.0, -math.expm1(finite) + self.cuts * TAIL_MASS)
+        )
+
+
+class _PLDTally(_Tally):
+    """A path's composed loss pmfs (``remove``, and ``add`` once an asymmetric setting is in the path)."""
+
+    def __init__(self, accountant: PLDAccountant) -> None:
+        self.interval = accountant.interval
+        self.sides: dict[str, _Loss] | None = None  # None until the first release (then built at once)
+        self.pending: Counter[PrivacyEvent] = Counter()
+
+    def copy(self) -> _Tally:
+        out = object.__new__(_PLDTally)
+        out.interval, out.pending = self.interval, Counter(self.pending)
+        out.sides = None if self.sides is None else {k: dataclasses.replace(v) for k, v in self.sides.items()}
+        return out
+
+    def update(self, setting: PrivacyEvent, old: int, new: int) -> None:
+        self.pending[setting] += new - old  # composed when a total is asked
+
+    def _asymmetric(self, setting: PrivacyEvent) -> bool:
+        return _single(setting, self.interval)[1] is not None
+
+    def _build(self) -> None:
+        """The state of the pending settings composed at once, as ``PLDAccountant`` composes a path."""
+        items = _items(Composition.of(self.pending))
+        sides = ["remove", "add"] if any(self._asymmetric(s) for s, _ in items) else ["remove"]
+        self.sides = {}
+        for side in sides:
+            composed = _COMPOSER.compose(items, self.interval, side)
+            lower = span = 0
+            mean = variance = spread = 0.0
+            for setting, k in items:
+                single = _side(setting, self.interval, side)
+                m, v, d = _moments(setting, self.interval, side)
+                lower, span = lower + k * single.lower, span + k * (len(single.probs) - 1)
+                mean, variance, spread = mean + k * m, variance + k * v, max(spread, d)
+            offset = composed.lower - lower
+            self.sides[side] = _Loss(
+                lower, span, mean, variance, spread, offset, composed.probs, composed.infinity
+            )
+        self.pending.clear()
+
+    def _compose_pending(self) -> None:
+        if self.sides is None:
+            self._build()
+            return
+        for setting, count in sorted(self.pending.items(), key=lambda item: repr(item[0])):
+            if "add" not in self.sides and self._asymmetric(setting):
+                self.sides["add"] = dataclasses.replace(self.sides["remove"])
+            for side, loss in self.sides.items():
+                loss.add(setting, self.interval, side, count)
+        self.pending.clear()
+
+    def epsilon(self, target_delta: float) -> float:
+        if self.pending:
+            self._compose_pending()
+        assert self.sides is not None
+        return max(
+            _epsilon_for_delta(loss.pmf(), self.interval, target_delta) for loss in self.sides.values()
+        )
+
+
+_TALLIES: dict[type[Accountant], type[_Tally]] = {
+    ZCDPAccountant: _ZCDPTally,
+    AdvancedComposition: _AdvancedTally,
+    RDPAccountant: _RDPTally,
+    OptimalComposition: _OptimalTally,
+    PLDAccountant: _PLDTally,
+}
+
+
+# ---- a history's state ----------------------------------------------------------------------------------
+class _Path:
+    """One worst-case path: its settings with counts, and the tallies of the accountants asked so far."""
+
+    def __init__(self, counts: Counter[PrivacyEvent]) -> None:
+        self.counts = counts
+        self.tallies: dict[Accountant, _Tally] = {}
+
+    def copy(self) -> _Path:
+        out = _Path(Counter(self.counts))
+        out.tallies = {a: t.copy() for a, t in self.tallies.items()}
+        return out
+
+    def set(self, setting: PrivacyEvent, new: int) -> None:
+        old = self.counts[setting]
+        if new != old:
+            self.counts[setting] = new
+            for tally in self.tallies.values():
+                tally.update(setting, old, new)
+
+    def tally(self, accountant: Accountant) -> _Tally:
+        tally = self.tallies.get(accountant)
+        if tally is None:
+            tally = self.tallies[accountant] = _TALLIES[type(accountant)](accountant)  # type: ignore[call-arg]
+            for setting, count in self.counts.items():
+                tally.update(setting, 0, count)
+        return tally
+
+
+class _State:
+    """The composed state of a list of events (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.events: list[PrivacyEvent] = []
+        self.kinds: dict[type, PrivacyEvent] = {}
+        self.non_private = False
+        self.whole: Counter[PrivacyEvent] = Counter()
+        self.cells: dict[str, dict[str, Counter[PrivacyEvent]]] = {}
+        self.layout: tuple[Any, ...] = ((),)  # the paths: one tuple of (by, part) per path, or "union"
+        self.paths: dict[Any, _Path] = {(): _Path(Counter())}
+        self.basic_whole = _ExactSums(2)
+        self.basic_cells: dict[str, dict[str, _ExactSums]] = {}
+
+    def copy(self) -> _State:
+        out = _State()
+        out.events, out.kinds, out.non_private = list(self.events), dict(self.kinds), self.non_private
+        out.whole = Counter(self.whole)
+        out.cells = {by: {part: Counter(c) for part, c in parts.items()} for by, parts in self.cells.items()}
+        out.layout = self.layout
+        out.paths = {key: path.copy() for key, path in self.paths.items()}
+        out.basic_whole = self.basic_whole.copy()
+        out.basic_cells = {
+            by: {p: s.copy() for p, s in parts.items()} for by, parts in self.basic_cells.items()
+        }
+        return out
+
+    # -- adding events
+    def extend(self, events: Iterable[PrivacyEvent]) -> None:
+        for event in events:
+            self._add(event)
+
+    def _add(self, event: PrivacyEvent) -> None:
+        self.events.append(event)
+        if type(event) not in self.kinds:
+            self.kinds[type(event)] = event
+            for path in self.paths.values():  # tallies of accountants that refuse it are never read again
+                for accountant in [a for a in path.tallies if a.refusal(event) is not None]:
+                    del path.tallies[accountant]
+        if isinstance(event, NonPrivateEvent):
+            self.non_private = True
+            return
+        setting = event.setting
+        if event.partition is None:
+            old = self.whole[setting]
+            self.whole[setting] = old + 1
+            _basic_update(self.basic_whole, setting, old, old + 1)
+            for path in self.paths.values():
+                path.set(setting, path.counts[setting] + 1)
+            return
+        by, part = event.partition
+        cell = self.cells.setdefault(by, {}).setdefault(part, Counter())
+        old = cell[setting]
+        cell[setting] = old + 1
+        sums = self.basic_cells.setdefault(by, {}).setdefault(part, _ExactSums(2))
+        _basic_update(sums, setting, old, old + 1)
+        layout = self._layout()
+        if layout != self.layout:
+            self._rebuild(layout)
+        elif layout == ("union",):
+            union = self.paths["union"]
+            union.set(
+                setting, self.whole[setting] + sum(_cell_max(parts, setting) for parts in self.cells.values())
+            )
+        else:
+            for key, path in self.paths.items():
+                if (by, part) in key:
+                    path.set(setting, path.counts[setting] + 1)
+
+    def _layout(self) -> tuple[Any, ...]:
+        """The paths of ``compositions``: the product of the undominated cells, or the union."""
+        choices = []
+        for by, parts in sorted(self.cells.items()):
+            kept = _undominated(parts.values())
+            choices.append([(by, next(p for p, c in parts.items() if c == cell)) for cell in kept])
+        if math.prod(len(c) for c in choices) <= MAX_PATHS:
+            return tuple(itertools.product(*choices))
+        return ("union",)
+
+    def _rebuild(self, layout: tuple[Any, ...]) -> None:
+        paths: dict[Any, _Path] = {}
+        for key in layout:
+            if key in self.paths:
+                paths[key] = self.paths[key]
+                continue
+            counts = Counter(self.whole)
+            if key == "union":
+                for parts in self.cells.values():
+                    counts.update(_union(parts.values()))
+            else:
+                for by, part in key:
+                    counts.update(self.cells[by][part])
+            paths[key] = _Path(counts)
+        self.layout, self.paths = layout, paths
+        # A kept path may lack a count the rebuild would give it only if its cells changed: recount them.
+        for key, path in paths.items():
+            if key != "union":
+                expected = Counter(self.whole)
+                for by, part in key:
+                    expected.update(self.cells[by][part])
+                for setting in set(expected) | set(path.counts):
+                    path.set(setting, expected[setting])
+
+    # -- totals
+    def refusal(self, accountant: Accountant) -> str | None:
+        for event in self.kinds.values():
+            reason = accountant.refusal(event)
+            if reason is not None:
+                return reason
+        return None
+
+    def epsilon(self, accountant: Accountant, target_delta: float) -> float:
+        """``accountant.epsilon(self.events, target_delta)`` (events already checked)."""
+        if not self.events:
+            return 0.0
+        if self.non_private:
+            return math.inf
+        if isinstance(accountant, TightestAccountant):
+            return min(self.epsilon(c, target_delta) for c in self._usable(accountant))
+        if isinstance(accountant, BasicComposition):
+            epsilon, delta = self._basic_sums()
+            return epsilon if delta <= target_delta * (1.0 + REL_SLACK) else math.inf
+        if type(accountant) not in _TALLIES:  # an accountant this module does not know: from scratch
+            return accountant.epsilon(self.events, target_delta)
+        return max(path.tally(accountant).epsilon(target_delta) for path in self.paths.values())
+
+    def fits(self, accountant: Accountant, target_delta: float, limit: float) -> bool:
+        """Whether ``epsilon(accountant, target_delta) <= limit``, asking the tightest's components cheapest
+        first and stopping at the first that fits (the minimum fits iff one of them does)."""
+        if not isinstance(accountant, TightestAccountant) or not self.events or self.non_private:
+            return self.epsilon(accountant, target_delta) <= limit
+        usable = sorted(
+            self._usable(accountant),
+            key=lambda c: _CHEAP_FIRST.index(c.name) if c.name in _CHEAP_FIRST else len(_CHEAP_FIRST),
+        )
+        return any(self.epsilon(c, target_delta) <= limit for c in usable)
+
+    def _usable(self, accountant: TightestAccountant) -> list[Accountant]:
+        return accountant.usable(list(self.kinds.values()))
+
+    def _basic_sums(self) -> tuple[float, float]:
+        """``basic_sums(self.events)``."""
+        eps_parts, delta_parts = [], []
+        e, d = self.basic_whole.values()
+        eps_parts.append(e)
+        delta_parts.append(d)
+        for _, parts in sorted(self.basic_cells.items()):
+            cell_sums = [sums.values() for sums in parts.values()]
+            eps_parts.append(max(e for e, _ in cell_sums))
+            delta_parts.append(max(d for _, d in cell_sums))
+        return math.fsum(eps_parts), math.fsum(delta_parts)
+
+
+def _basic_update(sums: _ExactSums, setting: PrivacyEvent, old: int, new: int) -> None:
+    if setting.epsilon is None or setting.delta is None:
+        return  # basic composition refuses it (and is not asked for this history again)
+    e, d = float(setting.epsilon), float(setting.delta)
+    if old:
+        sums.add((e * old, d * old), -1)
+    sums.add((e * new, d * new))
+
+
+def _cell_max(parts: dict[str, Counter[PrivacyEvent]], setting: PrivacyEvent) -> int:
+    return max(cell[setting] for cell in parts.values())
+
+
+def _union(cells: Iterable[Counter[PrivacyEvent]]) -> Counter[PrivacyEvent]:
+    out: Counter[PrivacyEvent] = Counter()
+    for cell in cells:
+        out |= cell
+    return out
+
+
+# ---- the kept states -------------------------------------------------------------------------------------
+_LOCK = threading.RLock()
+_STATES: list[_State] = []
+
+
+def clear() -> None:
+    """Forget the kept states (answers never depend on them)."""
+    with _LOCK:
+        _STATES.clear()
+
+
+def _prefix_of(state: _State, history: Sequence[PrivacyEvent]) -> bool:
+    kept = state.events
+    if len(kept) > len(history):
+        return False
+    for i, (a, b) in enumerate(zip(kept, history)):  # noqa: B905 - history may be longer
+        if a is not b:
+            if a != b:
+                return False
+            kept[i] = b  # the same event: keep the caller's object, so the next check is by identity
+    return True
+
+
+def _state_of(history: Sequence[PrivacyEvent]) -> _State:
+    """A state of exactly ``history``: a kept one extended by the events it lacks (and kept)."""
+    best = max((s for s in _STATES if _prefix_of(s, history)), key=lambda s: len(s.events), default=None)
+    if best is not None and len(best.events) == len(history):
+        _STATES.remove(best)
+        _STATES.append(best)
+        return best
+    state = best.copy() if best is not None else _State()
+    state.extend(history[len(state.events) :])
+    _keep(state)
+    return state
+
+
+def _keep(state: _State) -> None:
+    _STATES.append(state)
+    while len(_STATES) > MAX_STATES:
+        _STATES.pop(0)
+
+
+def _with_new(
+    accountant: Accountant, history: Sequence[PrivacyEvent], new: Sequence[PrivacyEvent], target_delta: float
+) -> tuple[_State, float]:
+    target_delta = _unit_closed(target_delta, "target_delta")
+    history, new = as_events(history), accountant.check(new)
+    state = _state_of(history)
+    reason = state.refusal(accountant)
+    if reason is not None:
+        accountant.check(history)  # raises UnsupportedEventError naming the refused events
+    if new:
+        state = state.copy()
+        state.extend(new)
+    return state, target_delta
+
+
+def epsilon(
+    accountant: Accountant,
+    history: Sequence[PrivacyEvent],
+    new: Sequence[PrivacyEvent] = (),
+    target_delta: float = 0.0,
+) -> float:
+    """``accountant.epsilon([*history, *new], target_delta)``, composing only what the kept state of a
+    prefix of ``history`` lacks (bit for bit the same for every accountant but pld; see the module)."""
+    with _LOCK:
+        state, target_delta = _with_new(accountant, history, new, target_delta)
+        return state.epsilon(accountant, target_delta)
+
+
+def fits(
+    accountant: Accountant,
+    history: Sequence[PrivacyEvent],
+    new: Sequence[PrivacyEvent],
+    target_delta: float,
+    budget_epsilon: float,
+) -> bool:
+    """Whether ``epsilon(accountant, history, new, target_delta) <= budget_epsilon·(1 + REL_SLACK)``, the
+    ledger's budget check, stopping at the first of the tightest's components that certifies it. When it
+    fits, the state of ``history + new`` is kept (the next spend starts from it)."""
+    with _LOCK:
+        state, target_delta = _with_new(accountant, history, new, target_delta)
+        ok = state.fits(accountant, target_delta, budget_epsilon * (1.0 + REL_SLACK))
+        if ok and new:
+            _keep(state)
+        return ok

@@ -1,0 +1,140 @@
+"""Running totals equal the accountants' totals composed from scratch, on random varied histories.
+
+basic, advanced, optimal, zcdp and rdp: equal to the last bit (the same terms, summed exactly and rounded
+once). pld (and so tightest, its minimum): the running state starts from ``PLDAccountant``'s own
+composition and adds each release by one convolution; it may differ from composing everything at once by
+FFT rounding (about 1e-16 of the largest mass per grid point) and by ``TAIL_MASS`` = 1e-15 of mass moved to
+the infinite loss per cut. Both move ε at δ ≥ 1e-8 by far less than one part in 10⁹ (REL_SLACK, the
+slack every budget comparison already allows), which is the tolerance stated here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpdash.accounting import (
+    ApproxDPEvent,
+    GaussianEvent,
+    GeometricEvent,
+    LaplaceEvent,
+    NonPrivateEvent,
+    PrivacyEvent,
+    PureDPEvent,
+    ZCDPEvent,
+    get_accountant,
+    running,
+)
+from dpdash.accounting.registry import ACCOUNTANT_NAMES
+from dpdash.errors import UnsupportedEventError
+
+EXACT = ("basic", "advanced", "optimal", "zcdp", "rdp")
+PLD_RTOL = 1e-9
+
+epsilons = st.floats(min_value=0.01, max_value=0.5)
+partitions = st.one_of(
+    st.none(), st.tuples(st.sampled_from(["region", "age"]), st.sampled_from(["a", "b", "c"]))
+)
+
+
+@st.composite
+def varied_event(draw: st.DrawFn, kinds: tuple[str, ...]) -> PrivacyEvent:
+    kind = draw(st.sampled_from(kinds))
+    label = {"partition": draw(partitions)}
+    if kind == "laplace":
+        return LaplaceEvent(epsilon=draw(epsilons), sensitivity=draw(st.sampled_from([1.0, 2.0])), **label)
+    if kind == "geometric":
+        return GeometricEvent(epsilon=draw(epsilons), sensitivity=draw(st.sampled_from([1, 2])), **label)
+    if kind == "gaussian":
+        sigma = draw(st.floats(min_value=2.0, max_value=20.0))
+        return GaussianEvent.from_sigma(sigma=sigma, sensitivity=1.0, delta=1e-9, **label)
+    if kind == "pure":
+        return PureDPEvent(epsilon=draw(epsilons), mechanism="randomized response", **label)
+    if kind == "approximate":
+        return ApproxDPEvent(epsilon=draw(epsilons), delta=1e-9, **label)
+    return ZCDPEvent(rho=draw(st.floats(min_value=1e-4, max_value=0.05)), **label)
+
+
+def kinds_for(name: str) -> tuple[str, ...]:
+    accountant = get_accountant(name)
+    samples = {
+        "laplace": LaplaceEvent(epsilon=0.1, sensitivity=1.0),
+        "geometric": GeometricEvent(epsilon=0.1, sensitivity=1),
+        "gaussian": GaussianEvent.from_sigma(sigma=5.0, sensitivity=1.0, delta=1e-9),
+        "pure": PureDPEvent(epsilon=0.1),
+        "approximate": ApproxDPEvent(epsilon=0.1, delta=1e-9),
+        "zcdp": ZCDPEvent(rho=0.01),
+    }
+    kinds = tuple(kind for kind, event in samples.items() if accountant.supports(event))
+    if name == "tightest":  # a mix that every component supports, so that all of them are compared
+        kinds = ("laplace", "geometric", "gaussian", "pure")
+    return kinds
+
+
+def same(name: str, running_total: float, scratch: float) -> bool:
+    if name in EXACT:
+        return running_total == scratch
+    return running_total == pytest.approx(scratch, rel=PLD_RTOL, abs=1e-12) or running_total == scratch
+
+
+@pytest.mark.parametrize("name", ACCOUNTANT_NAMES)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_running_totals_equal_the_totals_from_scratch(name: str, data: st.DataObject) -> None:
+    accountant = get_accountant(name)
+    events = data.draw(st.lists(varied_event(kinds_for(name)), min_size=1, max_size=40))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=3)))
+    delta = data.draw(st.sampled_from([1e-5, 1e-8, 0.01]))
+    running.clear()
+    # Grow the history in steps, as a ledger does, asking the total (and with a tentative release) each time.
+    for n in [*cuts, len(events)]:
+        history = events[:n]
+        assert same(name, running.epsilon(accountant, history, (), delta), accountant.epsilon(history, delta))
+        if n < len(events):
+            new = events[n : n + 2]
+            both = accountant.epsilon(history + new, delta)
+            assert same(name, running.epsilon(accountant, history, new, delta), both)
+            limit = both * 1.01 if math.isfinite(both) else 1e9
+            assert running.fits(accountant, history, new, delta, limit) == (both <= limit * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("name", ACCOUNTANT_NAMES)
+def test_the_budget_check_agrees_at_the_boundary(name: str) -> None:
+    """``fits`` answers ε ≤ budget exactly as the total does, just above and just below it."""
+    accountant = get_accountant(name)
+    events = [LaplaceEvent(epsilon=0.1 + 0.01 * i, sensitivity=1.0) for i in range(12)]
+    events += [GaussianEvent.from_sigma(sigma=4.0 + i, sensitivity=1.0, delta=1e-9) for i in range(5)]
+    if name in ("zcdp", "rdp"):
+        events = [e for e in events if accountant.supports(e)]
+    total = accountant.epsilon(events, 1e-5)
+    running.clear()
+    assert running.fits(accountant, events[:-1], events[-1:], 1e-5, total)
+    assert not running.fits(accountant, events[:-1], events[-1:], 1e-5, total * (1 - 1e-6))
+
+
+def test_partitioned_events_switch_between_paths_and_the_union() -> None:
+    """More cells than MAX_PATHS paths: the union replaces the paths, as in ``compositions``."""
+    events: list[PrivacyEvent] = []
+    for by in ("a", "b", "c"):
+        for part in range(5):
+            events.append(LaplaceEvent(epsilon=0.05 * (part + 1), sensitivity=1.0, partition=(by, str(part))))
+    events.append(LaplaceEvent(epsilon=0.3, sensitivity=1.0))
+    for name in EXACT:
+        accountant = get_accountant(name)
+        running.clear()
+        for n in range(1, len(events) + 1):
+            assert running.epsilon(accountant, events[:n], (), 1e-5) == accountant.epsilon(events[:n], 1e-5)
+
+
+def test_unsupported_and_non_private_events() -> None:
+    running.clear()
+    history = [LaplaceEvent(epsilon=0.1, sensitivity=1.0)]
+    assert running.epsilon(get_accountant("basic"), history, [NonPrivateEvent()], 1e-5) == math.inf
+    with pytest.raises(UnsupportedEventError):
+        running.epsilon(get_accountant("basic"), history, [ZCDPEvent(rho=0.1)], 1e-5)
+    with pytest.raises(UnsupportedEventError):
+        running.epsilon(get_accountant("zcdp"), [ApproxDPEvent(epsilon=0.1, delta=1e-9)], [], 1e-5)
+    assert running.epsilon(get_accountant("tightest"), [], [], 1e-5) == 0.0
