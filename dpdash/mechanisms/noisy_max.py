@@ -33,7 +33,10 @@ def _integer_scores(utilities: npt.ArrayLike) -> np.ndarray:
         )
     values = [int(u) for u in exact]
     if max(abs(v) for v in values) >= 2**62:
-        raise ParameterError("utilities must have magnitude below 2**62")
+        raise ParameterError(
+            f"utilities must have magnitude below 2**62 for report-noisy-max (int64 scores), got "
+            f"{max(values, key=abs)!r}; shift the scores"
+        )
     return np.array(values, dtype=np.int64)
 
 
@@ -81,12 +84,8 @@ class ReportNoisyMax(SelectionMechanism):
 
     def __post_init__(self) -> None:
         self._validate()
-        if not float(self.sensitivity).is_integer():
-            raise ParameterError(
-                "sensitivity must be an integer >= 1 for report-noisy-max on counts, "
-                f"got sensitivity={self.sensitivity!r}"
-            )
-        object.__setattr__(self, "sensitivity", int(self.sensitivity))
+        sensitivity = check.integer_sensitivity(self.sensitivity, "report-noisy-max")
+        object.__setattr__(self, "sensitivity", sensitivity)
 
     @property
     def _scale(self) -> Fraction:
@@ -126,7 +125,7 @@ class ReportNoisyMax(SelectionMechanism):
         """n independent selections argmax_i (s_i + Z_i), exact discrete Laplace Z_i of scale b drawn for
         every row and candidate (``dpdash.sampling.discrete_laplace``); ties: the lowest index."""
         s = _integer_scores(values)
-        count = check.non_negative_int(n, "n")
+        count = check.draws(n, "n", s.size)
         out = np.zeros(count, dtype=np.int64)
         for start, stop in row_chunks(count, s.size):
             noisy = s[None, :] + sampling.discrete_laplace(self._scale, (stop - start, s.size))
@@ -145,7 +144,7 @@ class ReportNoisyMax(SelectionMechanism):
     ) -> np.ndarray:
         """``size`` possible selections (previews only): the same discrete noise, drawn with numpy."""
         s = _integer_scores(utilities)
-        n = check.non_negative_int(size, "size")
+        n = check.draws(size, "size", s.size)
         generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         return self._draw(s.astype(float), generator, n)
 
