@@ -40,7 +40,7 @@ def _real(value: object, name: str) -> float:
     try:
         return float(value)
     except OverflowError:  # an int beyond the largest double
-        return math.copysign(math.inf, value)  # type: ignore[arg-type]
+        return math.inf if value > 0 else -math.inf  # type: ignore[operator]
 
 
 def _fail(name: str, rule: str, value: object) -> ParameterError:

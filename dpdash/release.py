@@ -677,6 +677,7 @@ def calibrate(
         m = piece.changed_coordinates if norm == "coordinate" else 1
         piece_epsilon = _piece_epsilon(epsilon, share / m, f"the {name} piece of {query.name}")
         mech = _build(cls, piece_epsilon, delta * share / m, sensitivity, extra)
+        mech.release_accuracy(0.5, piece.dimension)  # builds the release plan: refuses noise too wide
         out.append(CalibratedPiece(name, piece, share, m, mech))
     return out
 

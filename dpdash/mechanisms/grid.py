@@ -64,7 +64,8 @@ class Grid:
             raise ParameterError(
                 f"{name} must be finite numbers (no NaN or infinity), got {name}={_preview(array)}"
             )
-        units = array / self.step  # exact: division by a power of two
+        with np.errstate(over="ignore"):  # an overflow to ±inf is refused just below
+            units = array / self.step  # exact: division by a power of two
         limit = MAX_GRID_UNITS / 2
         if np.any(np.abs(units) >= limit):
             raise ParameterError(

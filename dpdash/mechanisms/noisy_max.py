@@ -16,11 +16,14 @@ from dpdash.accuracy import simultaneous_tail
 from dpdash.errors import ParameterError
 from dpdash.mechanisms.geometric import DiscreteLaplaceNoise
 from dpdash.mechanisms.selection import SelectionMechanism, exact_utilities, row_chunks
+from dpdash.sampling.discrete_laplace import MAX_SCALE
 
 __all__ = ["ReportNoisyMax"]
 
 # Window half-width, in noise scales, beyond which the selection probabilities neglect < 3·10⁻²⁰.
 _LOG_NEGLIGIBLE = 45.0
+# Most (value, candidate) terms ``probabilities`` sums: about ten seconds.
+_MAX_TERMS = 2**26
 
 
 def _integer_scores(utilities: npt.ArrayLike) -> np.ndarray:
@@ -91,6 +94,15 @@ class ReportNoisyMax(SelectionMechanism):
     def _scale(self) -> Fraction:
         return 1 / self.factor  # b = Δu/ε (monotone) or 2Δu/ε, exactly
 
+    def _drawable_scale(self) -> Fraction:
+        """b, refused beyond the exact sampler's limit (numpy's sampler would saturate there too)."""
+        if self._scale > MAX_SCALE:
+            raise ParameterError(
+                f"the noise scale b = {self.noise_scale:.3g} of report-noisy-max exceeds 2**40, the largest "
+                "the exact sampler draws; use a larger epsilon or a smaller sensitivity"
+            )
+        return self._scale
+
     @property
     def noise_scale(self) -> float:
         """b: Δu/ε for monotone scores, 2Δu/ε otherwise."""
@@ -106,6 +118,12 @@ class ReportNoisyMax(SelectionMechanism):
         log_r = -1.0 / b
         log_norm = math.log(-math.expm1(log_r)) - math.log1p(math.exp(log_r))  # ln((1 − r)/(1 + r))
         half = math.ceil(b * (_LOG_NEGLIGIBLE + math.log(m))) + 1
+        if (2 * half + 1) * m > _MAX_TERMS:
+            raise ParameterError(
+                f"the exact selection probabilities at noise scale b = {b:.3g} need {2 * half + 1:,} terms "
+                f"per candidate, more than dpdash sums ({_MAX_TERMS:,} in all); use a larger epsilon to see "
+                "them (release and simulate still work)"
+            )
         top = int(s.max())
         values = np.arange(top - half, top + half + 1, dtype=np.int64)
         out = np.zeros(m)
@@ -126,9 +144,10 @@ class ReportNoisyMax(SelectionMechanism):
         every row and candidate (``dpdash.sampling.discrete_laplace``); ties: the lowest index."""
         s = _integer_scores(values)
         count = check.draws(n, "n", s.size)
+        scale = self._drawable_scale()
         out = np.zeros(count, dtype=np.int64)
         for start, stop in row_chunks(count, s.size):
-            noisy = s[None, :] + sampling.discrete_laplace(self._scale, (stop - start, s.size))
+            noisy = s[None, :] + sampling.discrete_laplace(scale, (stop - start, s.size))
             out[start:stop] = np.argmax(noisy, axis=1)  # argmax returns the first maximum
         return out
 
@@ -145,6 +164,7 @@ class ReportNoisyMax(SelectionMechanism):
         """``size`` possible selections (previews only): the same discrete noise, drawn with numpy."""
         s = _integer_scores(utilities)
         n = check.draws(size, "size", s.size)
+        self._drawable_scale()
         generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         return self._draw(s.astype(float), generator, n)
 
