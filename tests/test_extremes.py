@@ -161,12 +161,10 @@ def test_hostile_epsilon_is_refused_at_construction(name: str, epsilon: float) -
         build(epsilon, 1)
 
 
-@pytest.mark.parametrize("name", sorted(MECHANISMS))
+@pytest.mark.parametrize("name", sorted(n for n, (_, _, kind) in MECHANISMS.items() if kind != "rr"))
 @pytest.mark.parametrize("sensitivity", HOSTILE_SENSITIVITIES, ids=str)
 def test_hostile_sensitivity_is_refused_at_construction(name: str, sensitivity: float) -> None:
-    build, _, kind = MECHANISMS[name]
-    if kind == "rr":
-        pytest.skip("randomized response has no sensitivity")
+    build, _, _ = MECHANISMS[name]
     if sensitivity == 2**70 and name not in ("geometric", "discrete-gaussian", "report-noisy-max"):
         built = build(1.0, sensitivity)
         assert getattr(built, "sensitivity", getattr(built, "norm_bound", None)) == 2.0**70  # a real one
