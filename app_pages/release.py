@@ -98,7 +98,11 @@ with st.container(border=True):
     if selecting:
         for i, selector in enumerate(selectors):
             utilities = evaluation.utilities[i]
-            chances = selector.probabilities(utilities)
+            try:  # at a tiny typed ε, report-noisy-max's exact chances are too long a sum to show
+                chances = selector.probabilities(utilities)
+            except DPDashError as error:
+                st.warning(f"{error}", icon=":material/warning:")
+                continue
             top = np.argsort(-chances)[:10]
             st.markdown(
                 f"**{md(labels[i])}**: the true answer is **{evaluation.values[i]:g}** (owner only). The "

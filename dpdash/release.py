@@ -69,6 +69,7 @@ from dpdash.queries.histogram import OTHER, cell_codes
 __all__ = [
     "FORMAT",
     "MECHANISMS",
+    "OPTIONS",
     "POSTPROCESSING",
     "Accuracy",
     "CalibratedPiece",
@@ -97,6 +98,21 @@ MECHANISMS: dict[str, type] = {
     "randomized_response": RandomizedResponse,
 }
 _BY_CLASS_NAME = {cls.__name__: cls for cls in MECHANISMS.values()}
+
+#: The mechanism arguments ``options`` may set, per mechanism: choices that keep the stated guarantee.
+#: Everything that fixes the calibration (ε, δ, the sensitivity, monotone utilities, the number of
+#: categories) comes from ``release``'s own arguments and the query's facts, never from ``options``.
+OPTIONS: dict[type, tuple[str, ...]] = {
+    Laplace: (),
+    Gaussian: ("calibration",),
+    Geometric: (),
+    DiscreteGaussian: (),
+    Staircase: ("gamma",),
+    ExponentialMechanism: (),
+    PermuteAndFlip: (),
+    ReportNoisyMax: (),
+    RandomizedResponse: (),
+}
 
 #: Post-processing steps, by name, and what each does. Post-processing costs no privacy; accuracy is
 #: stated for the noisy values before it (each step below never moves a value further from a truth
@@ -386,7 +402,9 @@ def release(
         delta: the δ to spend, for the Gaussian mechanisms only (split like ε).
         confidence: the confidence of the stated accuracy.
         postprocess: names from ``POSTPROCESSING``, applied in order and recorded.
-        options: further mechanism arguments (``{"calibration": "classic"}``, ``{"gamma": 0.2}``).
+        options: further mechanism arguments that keep the calibration: only those in ``OPTIONS``
+            (``{"calibration": "classic"}`` for Gaussian, ``{"gamma": 0.2}`` for Staircase); ε, δ and
+            the sensitivity are refused there.
 
     How the budget is used. A numeric query gets the mechanism with ε (and δ) and the sensitivity in
     the mechanism's norm (ℓ1 for Laplace and geometric, ℓ2 for Gaussian). Mechanisms whose guarantee
@@ -405,10 +423,10 @@ def release(
             f"query must be a query spec from dpdash.queries, got {type(query).__name__}"
         )
     cls = mechanism_class(mechanism)
-    epsilon = check.positive_finite(epsilon, "epsilon")
+    epsilon = check.epsilon(epsilon)
     confidence = check.open_unit(confidence, "confidence")
     steps = _postprocess_steps(postprocess, query)
-    extra = dict(options or {})
+    extra = check_options(cls, options)
     needs_delta = cls in (Gaussian, DiscreteGaussian)
     if needs_delta:
         if delta is None:
@@ -505,6 +523,25 @@ def mechanism_class(mechanism: object) -> type:
     raise ParameterTypeError(f"mechanism must be a mechanism class or name, got mechanism={mechanism!r}")
 
 
+def check_options(cls: type, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options`` as a dict, refusing any name not in ``OPTIONS[cls]``: ε, δ, the sensitivity and the
+    other arguments that fix the calibration come from ``release``'s arguments and the query only."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ParameterTypeError(f"options must be a dict of mechanism arguments, got options={options!r}")
+    allowed = OPTIONS.get(cls, ())
+    refused = sorted(str(name) for name in options if name not in allowed)
+    if refused:
+        what = f"only {', '.join(allowed)}" if allowed else "none"
+        raise ParameterError(
+            f"options {refused} are not allowed for {cls.__name__}: the calibration (epsilon, delta, "
+            f"sensitivity, ...) comes from release's own arguments and the query's facts; allowed options "
+            f"for {cls.__name__}: {what}"
+        )
+    return dict(options)
+
+
 def check_compatible(query: Query, cls: type) -> None:
     """Refuse, with the reason and what to use instead, a mechanism class that does not suit ``query``."""
     label = query.name
@@ -567,13 +604,21 @@ def _labels(query: Query) -> tuple[str, ...]:
 
 
 def _build(cls: type, epsilon: float, delta: float, sensitivity: float, options: dict[str, Any]) -> Any:
-    arguments: dict[str, Any] = {"epsilon": epsilon, "sensitivity": sensitivity, **options}
+    arguments: dict[str, Any] = {**options, "epsilon": epsilon, "sensitivity": sensitivity}
     if cls in (Gaussian, DiscreteGaussian):
         arguments["delta"] = delta
-    try:
-        return cls(**arguments)
-    except TypeError as error:
-        raise ParameterTypeError(f"options {sorted(options)} do not suit {cls.__name__}: {error}") from None
+    return cls(**arguments)
+
+
+def _piece_epsilon(epsilon: float, fraction: float, what: str) -> float:
+    """ε·fraction for one piece of a release, refused with the reason when below the supported range."""
+    piece = epsilon * fraction
+    if piece < check.EPSILON_MIN:
+        raise ParameterError(
+            f"{what} gets epsilon={piece:.3g} ({fraction:.3g} of epsilon={epsilon:g}), below the smallest "
+            f"supported epsilon {check.EPSILON_MIN:g}; give a larger epsilon"
+        )
+    return piece
 
 
 @dataclass(frozen=True, slots=True)
@@ -605,6 +650,8 @@ def calibrate(
     what a preview shows. Raises the same readable errors as ``release`` for unsuitable combinations."""
     cls = mechanism_class(mechanism)
     check_compatible(query, cls)
+    extra = check_options(cls, options)
+    epsilon = check.epsilon(epsilon)
     if isinstance(query, CompositeQuery):
         parts = [(p.name, p.query, p.share) for p in query.pieces()]
     elif isinstance(query, NumericQuery):
@@ -628,7 +675,9 @@ def calibrate(
                 "Staircase"
             )
         m = piece.changed_coordinates if norm == "coordinate" else 1
-        mech = _build(cls, epsilon * share / m, delta * share / m, sensitivity, dict(options or {}))
+        piece_epsilon = _piece_epsilon(epsilon, share / m, f"the {name} piece of {query.name}")
+        mech = _build(cls, piece_epsilon, delta * share / m, sensitivity, extra)
+        mech.release_accuracy(0.5, piece.dimension)  # builds the release plan: refuses noise too wide
         out.append(CalibratedPiece(name, piece, share, m, mech))
     return out
 
@@ -730,18 +779,8 @@ def _release_selection(
     piece_confidence = confidence ** (1.0 / count)
     records, chosen, gaps = [], [], []
     for label, u, sensitivity in zip(query.selections, utilities, query.utility_sensitivities, strict=True):
-        arguments = {
-            "epsilon": epsilon / count,
-            "sensitivity": sensitivity,
-            "monotone": query.monotone,
-            **options,
-        }
-        try:
-            mech = cls(**arguments)
-        except TypeError as error:
-            raise ParameterTypeError(
-                f"options {sorted(options)} do not suit {cls.__name__}: {error}"
-            ) from None
+        piece_epsilon = _piece_epsilon(epsilon, 1 / count, f"the selection {label!r}")
+        mech = cls(**options, epsilon=piece_epsilon, sensitivity=sensitivity, monotone=query.monotone)
         index = mech.release([int(x) for x in u])
         chosen.append(query.candidates[index])
         gaps.append(float(mech.utility_gap(piece_confidence, len(query.candidates))))
@@ -784,7 +823,7 @@ def _release_randomized_response(
     k = len(query.labels)
     codes = np.where(cells.codes < 0, k - 1, cells.codes)  # missing values report as "(other)"
     c = query.facts.rows_per_person
-    mech = RandomizedResponse(epsilon=epsilon / c, categories=k)
+    mech = RandomizedResponse(epsilon=_piece_epsilon(epsilon, 1 / c, "each row's report"), categories=k)
     reports = mech.release(codes)
     n = int(codes.size)
     report_counts = np.bincount(reports, minlength=k)

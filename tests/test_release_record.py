@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpdash.audit import query_target
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.facts import Facts
 from dpdash.mechanisms import (
@@ -41,7 +42,7 @@ from dpdash.queries import (
     Variance,
     Where,
 )
-from dpdash.release import POSTPROCESSING, Release, dataset_fingerprint, release
+from dpdash.release import POSTPROCESSING, Release, calibrate, dataset_fingerprint, release
 
 
 @pytest.fixture(scope="module")
@@ -301,7 +302,7 @@ def test_clamp_to_bounds(df: pd.DataFrame) -> None:
             ParameterError,
             r"has no numeric values to post-process",
         ),
-        (Count(), Staircase, {"options": {"calibration": "x"}}, ParameterTypeError, r"do not suit Staircase"),
+        (Count(), Staircase, {"options": {"calibration": "x"}}, ParameterError, r"not allowed for Staircase"),
         (Count(), Laplace, {"epsilon": -1}, ParameterError, r"epsilon must be a finite number > 0"),
     ],
 )
@@ -405,3 +406,49 @@ def test_the_fingerprint_is_a_digest_of_the_values_not_of_the_layout(df: pd.Data
     assert dataset_fingerprint(pd.DataFrame({"s": ["a", None]})) != dataset_fingerprint(
         pd.DataFrame({"s": ["a", "None"]})
     )
+
+
+# ---- options cannot change the calibration ------------------------------------------------------------
+
+RR_HISTOGRAM = Histogram(
+    column="region", categories=["N", "S", "E"], outside="other", facts=Facts(neighbours="substitute")
+)
+MODE = Mode(column="diagnosis", categories=["flu", "cold", "covid"])
+
+
+@pytest.mark.parametrize(
+    ("query", "mechanism", "kwargs", "options", "allowed"),
+    [
+        (Count(), Laplace, {}, {"sensitivity": 1e-9}, "none"),
+        (Count(), Geometric, {}, {"epsilon": 50.0}, "none"),
+        (Count(), Gaussian, {"delta": 1e-6}, {"delta": 0.5}, "only calibration"),
+        (Count(), Gaussian, {"delta": 1e-6}, {"sensitivity": 1e-9, "calibration": "classic"}, "only .*"),
+        (Count(), DiscreteGaussian, {"delta": 1e-6}, {"delta": 0.5}, "none"),
+        (Count(), Staircase, {}, {"epsilon": 50.0, "gamma": 0.3}, "only gamma"),
+        (MODE, ReportNoisyMax, {}, {"sensitivity": 10**-3}, "none"),
+        (MODE, PermuteAndFlip, {}, {"monotone": True}, "none"),
+        (MODE, ExponentialMechanism, {}, {"epsilon": 50.0}, "none"),
+        (RR_HISTOGRAM, RandomizedResponse, {}, {"epsilon": 50.0}, "none"),
+    ],
+)
+def test_options_cannot_override_the_calibration(df, query, mechanism, kwargs, options, allowed) -> None:
+    """``options={"sensitivity": 1e-9}`` once released a count almost exactly while recording Δ = 1."""
+    with pytest.raises(ParameterError, match=rf"not allowed for {mechanism.__name__}.*: {allowed}$"):
+        release(query, mechanism, df, epsilon=1.0, options=options, **kwargs)
+
+
+def test_calibrate_and_the_audit_refuse_calibration_options_too(df: pd.DataFrame) -> None:
+    with pytest.raises(ParameterError, match=r"\['sensitivity'\] are not allowed for Laplace"):
+        calibrate(Count(), Laplace, df, epsilon=1.0, options={"sensitivity": 1e-9})
+    with pytest.raises(ParameterError, match=r"\['sensitivity'\] are not allowed for Laplace"):
+        query_target(Count(), Laplace, df, df.iloc[1:], epsilon=1.0, options={"sensitivity": 1e-9})
+    with pytest.raises(ParameterError, match=r"\['monotone'\] are not allowed for PermuteAndFlip"):
+        query_target(MODE, PermuteAndFlip, df, df.iloc[1:], epsilon=1.0, options={"monotone": True})
+
+
+def test_allowed_options_are_used_and_recorded(df: pd.DataFrame) -> None:
+    classic = release(Count(), Gaussian, df, epsilon=0.5, delta=1e-6, options={"calibration": "classic"})
+    assert classic.pieces[0].parameters["calibration"] == "classic"
+    assert classic.pieces[0].parameters["sensitivity"] == 1.0
+    stair = release(Count(), Staircase, df, epsilon=1.0, options={"gamma": 0.25})
+    assert stair.pieces[0].parameters["gamma"] == 0.25 and stair.pieces[0].parameters["epsilon"] == 1.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from dpdash import _validation as check
@@ -18,15 +20,24 @@ EPSILON_WARNING = 5.0
 def epsilon_control(key: str, default: float = 1.0) -> float | None:
     """A log-scale ε slider (0.01–10, ends labelled) with an optional exact value typed in.
 
-    Returns the ε to use, or ``None`` after showing an error when the typed value is not valid.
-    Shows a warning at ε ≥ 5.
+    A typed value must lie in dpdash's supported range (``EPSILON_MIN`` to ``EPSILON_MAX``); moving the
+    slider clears the typed value, so the two controls never disagree silently.
+    Returns the ε to use, or ``None`` after showing an error when the typed value is not valid (the
+    widgets keep their values; nothing is computed with an ε the person did not choose). Shows a
+    warning at ε ≥ 5.
     """
+    typed_key = f"{key}_typed"
+
+    def _slider_moved() -> None:
+        st.session_state[typed_key] = ""
+
     slider = st.select_slider(
         "Privacy budget ε",
         options=EPSILON_STOPS,
         value=default,
         format_func=lambda e: f"{e:g}",
         key=f"{key}_slider",
+        on_change=_slider_moved,
         help="Smaller ε: more noise, more privacy. Each release spends ε from the dataset's budget.",
     )
     left, right = st.columns(2)
@@ -35,14 +46,22 @@ def epsilon_control(key: str, default: float = 1.0) -> float | None:
         "<div style='text-align:right;font-size:0.875rem;opacity:0.7'>more accuracy →</div>",
         unsafe_allow_html=True,
     )
-    typed = st.text_input("…or type an exact ε", value="", key=f"{key}_typed", placeholder="e.g. 0.8")
+    typed = st.text_input(
+        "…or type an exact ε", key=typed_key, placeholder="e.g. 0.8",
+        help=f"Any ε from {check.EPSILON_MIN:g} to {check.EPSILON_MAX:g}; moving the slider clears it.",
+    )  # fmt: skip
     epsilon = slider
     if typed.strip():
         try:
-            epsilon = check.positive_finite(_number(typed), "epsilon")
+            epsilon = check.epsilon(_number(typed))
         except DPDashError as error:
-            st.error(f"{md(error)}. Type a number greater than 0, such as 0.5 or 1.", icon=":material/error:")
+            st.error(
+                f"{md(error)}. Type a number from {check.EPSILON_MIN:g} to {check.EPSILON_MAX:g}, such as 0.5 "
+                "or 1, or clear the box to use the slider.",
+                icon=":material/error:",
+            )
             return None
+        st.caption(f"Using the typed ε = {epsilon:g}; move the slider or clear the box to use the slider.")
     if epsilon >= EPSILON_WARNING:
         st.warning(
             f"ε = {epsilon:g} is a weak guarantee: an attacker's odds about any one person can grow by "
@@ -73,6 +92,6 @@ def _number(text: str) -> object:
 
 
 def _e_to(epsilon: float) -> str:
-    import math
-
-    return f"{math.exp(epsilon):,.0f}"
+    """e^ε for a supported ε (≤ 100, so no overflow), in digits while they are readable."""
+    factor = math.exp(min(epsilon, check.EPSILON_MAX))
+    return f"{factor:,.0f}" if factor < 1e9 else f"{factor:.3g}"

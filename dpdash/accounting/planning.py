@@ -262,6 +262,7 @@ def plan(
         return attempt
 
     weights = math.fsum(queries[i].weight for i in unlocked)
+    lowest = check.EPSILON_MIN / min(queries[i].weight for i in unlocked)  # every row's ε ≥ EPSILON_MIN
     guess = (budget.epsilon - locked_total) / weights
     best: tuple[float, dict[int, NoiseMechanism]] | None = None
     # The tightest accountant fits exactly the factors that one of its components fits, so its largest
@@ -269,7 +270,7 @@ def plan(
     for judge in _components(keeper, base + samples):
         attempt = attempt_under(judge)
         start = guess if best is None else best[0] * (1.0 + _FACTOR_RTOL)
-        found = _largest_factor(attempt, start, budget, must_fit_start=best is not None)
+        found = _largest_factor(attempt, start, budget, must_fit_start=best is not None, lower=lowest)
         if found is not None and (best is None or found[0] > best[0]):
             best = found
     if best is None:
@@ -297,11 +298,14 @@ def _largest_factor(
     budget: Budget,
     *,
     must_fit_start: bool = False,
+    lower: float = 0.0,
 ) -> tuple[float, Any] | None:
     """The largest t (to a relative ``_FACTOR_RTOL``, rounded down) whose total fits ``budget``, for totals
-    that grow with t; ``attempt(t)`` returns (total, payload). None if no t ≥ start/1e12 fits (or, with
-    ``must_fit_start``, if ``start`` itself does not)."""
+    that grow with t; ``attempt(t)`` returns (total, payload). None if no t ≥ max(start/1e12, lower) fits
+    (or, with ``must_fit_start``, if ``start`` itself does not); ``lower`` is the smallest t whose
+    mechanisms can be built (ε ≥ the supported minimum)."""
     limit = budget.epsilon * (1.0 + REL_SLACK)
+    start = max(start, lower)
     total, payload = attempt(start)
     if total <= limit:
         lo = (math.log(start), total - limit, payload)
@@ -317,13 +321,13 @@ def _largest_factor(
                 hi = (u, total - limit)
             if step > 1000.0:  # pragma: no cover - everything fits: nothing bounds the factor
                 return math.exp(lo[0]), lo[2]
-    elif must_fit_start or attempt(start * 1e-12)[0] > limit:
+    elif must_fit_start or attempt(max(start * 1e-12, lower))[0] > limit:
         return None  # nothing of any use fits
     else:
         hi = (math.log(start), total - limit)
         found = None
         while found is None:  # shrink until it fits
-            u = hi[0] - math.log(2.0)
+            u = max(hi[0] - math.log(2.0), math.log(lower) if lower > 0 else -math.inf)
             total, payload = attempt(math.exp(u))
             if total <= limit:
                 found = (u, total - limit, payload)

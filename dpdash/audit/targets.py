@@ -22,7 +22,7 @@ from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.mechanisms import RandomizedResponse, SelectionMechanism
 from dpdash.queries import CompositeQuery, NumericQuery, Query, SelectionQuery
-from dpdash.release import calibrate, check_compatible, mechanism_class
+from dpdash.release import calibrate, check_compatible, check_options, mechanism_class
 
 __all__ = ["AuditTarget", "distance", "mechanism_target", "min_eigenvalue", "piece_answers", "query_target"]
 
@@ -180,11 +180,11 @@ def query_target(
     """
     cls = mechanism_class(mechanism)
     check_compatible(query, cls)
-    epsilon = check.positive_finite(epsilon, "epsilon")
+    epsilon = check.epsilon(epsilon)
     label = f"{cls.__name__}, {query.name}"
     pair = f"two tables of {len(first):,} and {len(second):,} rows"
     if isinstance(query, SelectionQuery):
-        return _selection_target(query, cls, first, second, epsilon, options or {}, label, pair)
+        return _selection_target(query, cls, first, second, epsilon, check_options(cls, options), label, pair)
     if not isinstance(query, NumericQuery | CompositeQuery):
         raise ParameterTypeError(f"query must be a dpdash query, got {type(query).__name__}")
     pieces = calibrate(query, cls, first, epsilon=epsilon, delta=delta, options=options)
@@ -243,7 +243,7 @@ def _selection_target(
             f"audit one selection at a time: {query.name} makes {len(query.selections)}; use one quantile"
         )
     mech = cls(
-        epsilon=epsilon, sensitivity=query.utility_sensitivities[0], monotone=query.monotone, **options
+        **options, epsilon=epsilon, sensitivity=query.utility_sensitivities[0], monotone=query.monotone
     )
     u = [np.asarray(query.evaluate(df).utilities[0], dtype=np.int64) for df in (first, second)]  # type: ignore[index]
     moved = float(np.abs(u[1] - u[0]).max())

@@ -22,7 +22,7 @@ from dpdash import _validation as check
 from dpdash._search import bracket, smallest_true
 from dpdash.accuracy import simultaneous_coverage, simultaneous_tail, union_bound_tail
 from dpdash.errors import ParameterError
-from dpdash.mechanisms.grid import ReleasePlan
+from dpdash.mechanisms.grid import ReleasePlan, integer_answers
 
 __all__ = ["NoiseMechanism", "SensitivityNorm"]
 
@@ -64,11 +64,7 @@ class NoiseMechanism(ABC):
         privacy loss (Balle, Barthe & Gaboardi 2018, "privacy profiles"), worst case over neighbours at
         distance ``sensitivity``.
         """
-        eps = np.asarray(epsilons, dtype=float)
-        if not np.all(np.isfinite(eps)) or np.any(eps < 0):
-            raise ParameterError(
-                f"epsilons must be finite numbers >= 0, got epsilons={np.asarray(epsilons)!r}"
-            )
+        eps = check.non_negative_array(epsilons, "epsilons").astype(float)
         return np.clip(self._profile(eps), 0.0, 1.0)
 
     @abstractmethod
@@ -161,7 +157,14 @@ class NoiseMechanism(ABC):
         # Accuracy scales roughly like 1/ε: a good first guess saves doubling steps.
         at_one = build(1.0).accuracy(confidence, k)
         guess = at_one / alpha if alpha > 0 and at_one > 0 else 1.0
-        lo, hi = bracket(meets, guess, what=f"epsilon for accuracy alpha={alpha:g}")
+        if meets(check.EPSILON_MIN):
+            raise _met_everywhere(alpha)
+        if not meets(check.EPSILON_MAX):
+            raise _out_of_reach(alpha)
+        lo, hi = bracket(
+            meets, guess, lower=check.EPSILON_MIN, upper=check.EPSILON_MAX,
+            what=f"epsilon for accuracy alpha={alpha:g}",
+        )  # fmt: skip
         return build(smallest_true(meets, lo, hi))
 
     @classmethod
@@ -170,8 +173,14 @@ class NoiseMechanism(ABC):
     ) -> Self:
         """The mechanism at ``epsilon`` (a closed-form answer), stepped up one ulp at a time until its
         accuracy is ≤ α: rounding in the closed form can leave it one ulp short."""
+        if epsilon > check.EPSILON_MAX:
+            raise _out_of_reach(alpha)
+        if epsilon < check.EPSILON_MIN:
+            raise _met_everywhere(alpha)
         mechanism = cls(epsilon=epsilon, **params)
         while mechanism.accuracy(confidence, k) > alpha:
+            if epsilon >= check.EPSILON_MAX:
+                raise _out_of_reach(alpha)
             epsilon = math.nextafter(epsilon, math.inf)
             mechanism = cls(epsilon=epsilon, **params)
         return mechanism
@@ -197,20 +206,23 @@ class NoiseMechanism(ABC):
         Returns:
             An array of shape ``(size, *shape(true_value))``.
         """
-        values = np.asarray(true_value)
-        if values.dtype.kind not in "iuf" or not np.all(np.isfinite(values)):
-            raise ParameterError(f"true_value must be finite numbers, got true_value={true_value!r}")
-        if self.integer_valued and np.any(values != np.round(values)):
-            raise ParameterError(
-                f"true_value must be integers for the {self.name} mechanism (integer queries), "
-                f"got true_value={true_value!r}"
-            )
-        n = check.non_negative_int(size, "size")
+        values = check.numeric_array(true_value, "true_value")
+        n = check.draws(size, "size", values.size)
         generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        draws = self._draw(generator, (n, *values.shape))
         if self.integer_valued:
-            return values.astype(np.int64) + draws.astype(np.int64)
-        return values.astype(float) + draws
+            # The same answers and noise width as ``release`` accepts: int64 arithmetic cannot wrap.
+            answers = integer_answers(values, self.name, "true_value")
+            _plan(self, 1)
+            return answers + self._draw(generator, (n, *values.shape)).astype(np.int64)
+        if not np.all(np.isfinite(values)):
+            raise ParameterError(f"true_value must be finite numbers, got true_value={true_value!r}")
+        out = values.astype(float) + self._draw(generator, (n, *values.shape))
+        if not np.all(np.isfinite(out)):
+            raise ParameterError(
+                "true_value is too close to the largest double for noise to be added "
+                f"(got true_value={true_value!r}); rescale the query"
+            )
+        return out
 
     # ---- release (publishable) -------------------------------------------------------------------
     @abstractmethod
@@ -233,8 +245,9 @@ class NoiseMechanism(ABC):
         exact integer noise. For an empirical privacy audit; n releases of the same data are not a
         publication the stated ε covers (they compose to n·ε).
         """
-        count = check.non_negative_int(n, "n")
-        return _plan(self, max(int(np.size(values)), 1)).apply(values, self.name, trials=count)
+        k = max(int(check.numeric_array(values, "values").size), 1)
+        count = check.draws(n, "n", k)
+        return _plan(self, k).apply(values, self.name, trials=count)
 
     def release_accuracy(self, confidence: float = 0.95, k: int = 1) -> float:
         """A half-width a with Pr[all k released answers within ±a of the truth] ≥ confidence, for the
@@ -249,14 +262,21 @@ class NoiseMechanism(ABC):
         object.__setattr__(self, name, value)
 
     def _check_integer_sensitivity(self) -> None:
-        value = self.sensitivity
-        check.positive_finite(value, "sensitivity")
-        if float(value) != math.floor(float(value)):
-            raise ParameterError(
-                f"sensitivity must be an integer >= 1 for the {self.name} mechanism (integer "
-                f"queries), got sensitivity={value!r}"
-            )
-        self._set("sensitivity", int(value))
+        self._set("sensitivity", check.integer_sensitivity(self.sensitivity, self.name))
+
+
+def _met_everywhere(alpha: float) -> ParameterError:
+    return ParameterError(
+        f"accuracy alpha={alpha:g} is met even at the smallest supported epsilon {check.EPSILON_MIN:g}; "
+        "any supported ε gives it"
+    )
+
+
+def _out_of_reach(alpha: float) -> ParameterError:
+    return ParameterError(
+        f"accuracy alpha={alpha:g} needs epsilon above {check.EPSILON_MAX:g}, the largest dpdash supports; "
+        "accept a larger error, a lower confidence or fewer answers"
+    )
 
 
 @lru_cache(maxsize=256)

@@ -245,7 +245,7 @@ class DiscreteGaussian(NoiseMechanism):
     _noise: DiscreteGaussianNoise = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._set("epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        self._set("epsilon", check.epsilon(self.epsilon))
         self._set("delta", check.open_unit(self.delta, "delta"))
         self._check_integer_sensitivity()
         self._set("scale", self._calibrate())

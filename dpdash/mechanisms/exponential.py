@@ -81,7 +81,7 @@ class ExponentialMechanism(SelectionMechanism):
         first n accepted ones are returned, in order.
         """
         gammas = exact_gammas(values, self.factor)
-        count = check.non_negative_int(n, "n")
+        count = check.draws(n, "n", len(gammas))
         m = len(gammas)
         out = np.zeros(count, dtype=np.int64)
         if m == 1 or count == 0:
@@ -169,7 +169,7 @@ class PermuteAndFlip(SelectionMechanism):
         candidate's coin has γ = 0 and always lands heads); a group draws j ~ uniform{0, …, c − 1} exactly
         for each row and selects the row's (j + 1)-th heads candidate."""
         gammas = exact_gammas(values, self.factor)
-        count = check.non_negative_int(n, "n")
+        count = check.draws(n, "n", len(gammas))
         m = len(gammas)
         out = np.zeros(count, dtype=np.int64)
         if m == 1 or count == 0:

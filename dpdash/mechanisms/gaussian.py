@@ -46,9 +46,9 @@ def gaussian_delta(epsilon: npt.ArrayLike, sigma: float, sensitivity: float) -> 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """σ = Δ₂·√(2 ln(1.25/δ))/ε, which gives (ε, δ)-DP for ε < 1 (Dwork & Roth 2014, Theorem A.1)."""
-    epsilon = check.positive_finite(epsilon, "epsilon")
+    epsilon = check.epsilon(epsilon)
     delta = check.open_unit(delta, "delta")
-    sensitivity = check.positive_finite(sensitivity, "sensitivity")
+    sensitivity = check.sensitivity(sensitivity)
     if epsilon >= 1.0:
         raise ParameterError(
             f"epsilon must be < 1 for the classic Gaussian calibration (Dwork & Roth, Theorem A.1 "
@@ -64,9 +64,9 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     δ(ε; σ) decreases in σ, so a bisection over the bits of σ finds it to one unit in the last place;
     the comparison is made on ln δ to keep precision for tiny δ.
     """
-    epsilon = check.positive_finite(epsilon, "epsilon")
+    epsilon = check.epsilon(epsilon)
     delta = check.open_unit(delta, "delta")
-    sensitivity = check.positive_finite(sensitivity, "sensitivity")
+    sensitivity = check.sensitivity(sensitivity)
     log_target = math.log(delta)
 
     def private_enough(sigma: float) -> bool:
@@ -108,9 +108,9 @@ class Gaussian(NoiseMechanism):
     scale: float = field(init=False)  # σ
 
     def __post_init__(self) -> None:
-        self._set("epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        self._set("epsilon", check.epsilon(self.epsilon))
         self._set("delta", check.open_unit(self.delta, "delta"))
-        self._set("sensitivity", check.positive_finite(self.sensitivity, "sensitivity"))
+        self._set("sensitivity", check.sensitivity(self.sensitivity))
         self._set("calibration", check.one_of(self.calibration, "calibration", CALIBRATIONS))
         if self.calibration == "classic":
             sigma = classic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
@@ -170,7 +170,7 @@ class Gaussian(NoiseMechanism):
                 cls, alpha=alpha, confidence=confidence, sensitivity=sensitivity, k=k, **params
             )
         alpha = cls._check_alpha(alpha)
-        delta2 = check.positive_finite(sensitivity, "sensitivity")
+        delta2 = check.sensitivity(sensitivity)
         delta = check.open_unit(params.get("delta"), "delta")
         z = float(stats.norm.isf(simultaneous_tail(confidence, k) / 2.0))
         epsilon = delta2 * math.sqrt(2.0 * math.log(1.25 / delta)) * z / alpha

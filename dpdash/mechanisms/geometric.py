@@ -74,7 +74,7 @@ class Geometric(NoiseMechanism):
     scale: float = field(init=False)  # b = Δ₁/ε
 
     def __post_init__(self) -> None:
-        self._set("epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        self._set("epsilon", check.epsilon(self.epsilon))
         self._check_integer_sensitivity()
         self._set("scale", self.sensitivity / self.epsilon)
 
@@ -108,16 +108,18 @@ class Geometric(NoiseMechanism):
     def _profile(self, eps: np.ndarray) -> np.ndarray:
         # Shift Δ: outputs z ≤ 0 have loss ε and mass 1/(1 + r) under P, contributing
         # (1 − e^(ε′ − ε))/(1 + r); outputs 0 < z < Δ contribute c·(r^z − e^ε′·r^(Δ − z))⁺ with
-        # c = (1 − r)/(1 + r); outputs z ≥ Δ have negative loss and contribute nothing.
-        r = math.exp(self._log_r)
-        c = -math.expm1(self._log_r) / (1.0 + r)
+        # c = (1 − r)/(1 + r), positive exactly for z < Z* = Δ(1 − ε′/ε)/2; outputs z ≥ Δ have negative
+        # loss and contribute nothing. Summing the two geometric series over 1 ≤ z ≤ Z = ⌈Z*⌉ − 1 (and
+        # ≤ Δ − 1): c·Σ r^z − c·e^ε′·Σ r^(Δ−z) = (1 − r^Z)·(r − e^ε′·r^(Δ−Z))/(1 + r), in O(1) for any Δ.
+        log_r = self._log_r
+        r = math.exp(log_r)
         below = np.where(eps < self.epsilon, -np.expm1(eps - self.epsilon), 0.0) / (1.0 + r)
         if self.sensitivity == 1:
             return below
-        z = np.arange(1, self.sensitivity, dtype=float)
-        flat = eps.reshape(-1, 1)
-        middle = c * np.exp(z * self._log_r) - c * np.exp(flat + (self.sensitivity - z) * self._log_r)
-        return below + np.clip(middle, 0.0, None).sum(axis=1).reshape(eps.shape)
+        delta = float(self.sensitivity)
+        count = np.clip(np.ceil(delta * (1.0 - eps / self.epsilon) / 2.0) - 1.0, 0.0, delta - 1.0)
+        middle = -np.expm1(count * log_r) * (r - np.exp(eps + (delta - count) * log_r)) / (1.0 + r)
+        return below + np.clip(middle, 0.0, None)
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         # The difference of two i.i.d. geometric variables with success probability 1 − r is

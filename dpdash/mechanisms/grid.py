@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from dpdash import _validation as check
 from dpdash.errors import ParameterError
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
 GRID_FINENESS = 2**12
 #: |answer| / g and |release| / g must stay below this, so that they are exact doubles and int64s.
 MAX_GRID_UNITS = 2**52
+#: A release plan's noise must stay below MAX_GRID_UNITS / 4 except with this probability.
+NOISE_TAIL = 2.0**-64
 
 
 def _power_of_two_at_most(x: float) -> float:
@@ -51,23 +54,23 @@ class Grid:
 
     step: float
 
-    def to_units(self, values: npt.ArrayLike) -> np.ndarray:
-        """round(v/g) as int64, refusing what cannot be released: empty, non-finite or too large."""
-        array = np.asarray(values, dtype=float) if _is_numeric(values) else None
-        if array is None:
-            raise ParameterError(f"values must be numbers, got values={values!r}")
+    def to_units(self, values: npt.ArrayLike, name: str = "values") -> np.ndarray:
+        """round(v/g) as int64, refusing what cannot be released: empty, non-numeric, masked, ragged,
+        non-finite or too large."""
+        array = check.numeric_array(values, name).astype(float)
         if array.size == 0:
-            raise ParameterError("values must hold at least one answer, got an empty array")
+            raise ParameterError(f"{name} must hold at least one answer, got an empty array")
         if not np.all(np.isfinite(array)):
             raise ParameterError(
-                f"values must be finite numbers (no NaN or infinity), got values={_preview(array)}"
+                f"{name} must be finite numbers (no NaN or infinity), got {name}={_preview(array)}"
             )
-        units = array / self.step  # exact: division by a power of two
+        with np.errstate(over="ignore"):  # an overflow to ±inf is refused just below
+            units = array / self.step  # exact: division by a power of two
         limit = MAX_GRID_UNITS / 2
         if np.any(np.abs(units) >= limit):
             raise ParameterError(
-                f"values must have magnitude below {limit * self.step:.6g} to be released on the grid "
-                f"of step {self.step:g}, got values={_preview(array)}; rescale the query (e.g. report "
+                f"{name} must have magnitude below {limit * self.step:.6g} to be released on the grid "
+                f"of step {self.step:g}, got {name}={_preview(array)}; rescale the query (e.g. report "
                 "in thousands) or use a larger sensitivity"
             )
         return np.rint(units).astype(np.int64)
@@ -103,6 +106,16 @@ class ReleasePlan:
     grid: Grid | None
     noise: IntegerNoise
 
+    def __post_init__(self) -> None:
+        # An answer below 2**51 units plus noise below 2**50 units stays exact (in int64 and in doubles):
+        # refuse noise that passes 2**50 with probability above 2**-64.
+        width = self.noise.half_width(NOISE_TAIL)
+        if width >= MAX_GRID_UNITS / 4:
+            raise ParameterError(
+                f"the noise is too wide to release exactly: {width:.3g} grid steps at tail probability "
+                "2**-64, beyond 2**50; use a larger epsilon, fewer answers, or a smaller sensitivity"
+            )
+
     @property
     def step(self) -> float:
         """The grid step g (1 for integer answers)."""
@@ -134,26 +147,20 @@ def grid_for(sensitivity: float, rounding_norm: float) -> Grid:
     return Grid(_power_of_two_at_most(sensitivity / (rounding_norm * GRID_FINENESS)))
 
 
-def integer_answers(values: npt.ArrayLike, mechanism: str) -> np.ndarray:
+def integer_answers(values: npt.ArrayLike, mechanism: str, name: str = "values") -> np.ndarray:
     """Integer true answers as int64, for integer mechanisms (no grid: the answers are on ℤ already)."""
-    units = Grid(1.0).to_units(values)
-    if np.any(units != np.asarray(values, dtype=float)):
+    units = Grid(1.0).to_units(values, name)
+    array = check.numeric_array(values, name).astype(float)
+    if np.any(units != array):
         raise ParameterError(
-            f"values must be integers for the {mechanism} mechanism (integer queries), "
-            f"got values={_preview(np.asarray(values, dtype=float))}"
+            f"{name} must be integers for the {mechanism} mechanism (integer queries), "
+            f"got {name}={_preview(array)}"
         )
     return units
 
 
 def _noise_shape(shape: tuple[int, ...], trials: int | None) -> tuple[int, ...]:
     return shape if trials is None else (trials, *shape)
-
-
-def _is_numeric(values: npt.ArrayLike) -> bool:
-    try:
-        return np.asarray(values).dtype.kind in "iufb" and np.asarray(values).dtype.kind != "b"
-    except (TypeError, ValueError):
-        return False
 
 
 def _preview(array: np.ndarray) -> str:

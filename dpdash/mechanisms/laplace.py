@@ -43,8 +43,8 @@ class Laplace(NoiseMechanism):
     scale: float = field(init=False)  # b = Δ₁/ε
 
     def __post_init__(self) -> None:
-        self._set("epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        self._set("sensitivity", check.positive_finite(self.sensitivity, "sensitivity"))
+        self._set("epsilon", check.epsilon(self.epsilon))
+        self._set("sensitivity", check.sensitivity(self.sensitivity))
         self._set("scale", self.sensitivity / self.epsilon)
 
     @property
@@ -82,7 +82,7 @@ class Laplace(NoiseMechanism):
     ) -> Self:
         """Closed form: ε = Δ₁·ln(1/t)/α with t = 1 − c^(1/k) (the exact simultaneous tail)."""
         alpha = cls._check_alpha(alpha)
-        delta1 = check.positive_finite(sensitivity, "sensitivity")
+        delta1 = check.sensitivity(sensitivity)
         epsilon = delta1 * -math.log(simultaneous_tail(confidence, k)) / alpha
         return cls._first_meeting(epsilon, alpha, confidence, k, sensitivity=delta1, **params)
 

@@ -16,11 +16,14 @@ from dpdash.accuracy import simultaneous_tail
 from dpdash.errors import ParameterError
 from dpdash.mechanisms.geometric import DiscreteLaplaceNoise
 from dpdash.mechanisms.selection import SelectionMechanism, exact_utilities, row_chunks
+from dpdash.sampling.discrete_laplace import MAX_SCALE
 
 __all__ = ["ReportNoisyMax"]
 
 # Window half-width, in noise scales, beyond which the selection probabilities neglect < 3·10⁻²⁰.
 _LOG_NEGLIGIBLE = 45.0
+# Most (value, candidate) terms ``probabilities`` sums: about ten seconds.
+_MAX_TERMS = 2**26
 
 
 def _integer_scores(utilities: npt.ArrayLike) -> np.ndarray:
@@ -33,7 +36,10 @@ def _integer_scores(utilities: npt.ArrayLike) -> np.ndarray:
         )
     values = [int(u) for u in exact]
     if max(abs(v) for v in values) >= 2**62:
-        raise ParameterError("utilities must have magnitude below 2**62")
+        raise ParameterError(
+            f"utilities must have magnitude below 2**62 for report-noisy-max (int64 scores), got "
+            f"{max(values, key=abs)!r}; shift the scores"
+        )
     return np.array(values, dtype=np.int64)
 
 
@@ -81,16 +87,21 @@ class ReportNoisyMax(SelectionMechanism):
 
     def __post_init__(self) -> None:
         self._validate()
-        if not float(self.sensitivity).is_integer():
-            raise ParameterError(
-                "sensitivity must be an integer >= 1 for report-noisy-max on counts, "
-                f"got sensitivity={self.sensitivity!r}"
-            )
-        object.__setattr__(self, "sensitivity", int(self.sensitivity))
+        sensitivity = check.integer_sensitivity(self.sensitivity, "report-noisy-max")
+        object.__setattr__(self, "sensitivity", sensitivity)
 
     @property
     def _scale(self) -> Fraction:
         return 1 / self.factor  # b = Δu/ε (monotone) or 2Δu/ε, exactly
+
+    def _drawable_scale(self) -> Fraction:
+        """b, refused beyond the exact sampler's limit (numpy's sampler would saturate there too)."""
+        if self._scale > MAX_SCALE:
+            raise ParameterError(
+                f"the noise scale b = {self.noise_scale:.3g} of report-noisy-max exceeds 2**40, the largest "
+                "the exact sampler draws; use a larger epsilon or a smaller sensitivity"
+            )
+        return self._scale
 
     @property
     def noise_scale(self) -> float:
@@ -107,6 +118,12 @@ class ReportNoisyMax(SelectionMechanism):
         log_r = -1.0 / b
         log_norm = math.log(-math.expm1(log_r)) - math.log1p(math.exp(log_r))  # ln((1 − r)/(1 + r))
         half = math.ceil(b * (_LOG_NEGLIGIBLE + math.log(m))) + 1
+        if (2 * half + 1) * m > _MAX_TERMS:
+            raise ParameterError(
+                f"the exact selection probabilities at noise scale b = {b:.3g} need {2 * half + 1:,} terms "
+                f"per candidate, more than dpdash sums ({_MAX_TERMS:,} in all); use a larger epsilon to see "
+                "them (release and simulate still work)"
+            )
         top = int(s.max())
         values = np.arange(top - half, top + half + 1, dtype=np.int64)
         out = np.zeros(m)
@@ -126,10 +143,11 @@ class ReportNoisyMax(SelectionMechanism):
         """n independent selections argmax_i (s_i + Z_i), exact discrete Laplace Z_i of scale b drawn for
         every row and candidate (``dpdash.sampling.discrete_laplace``); ties: the lowest index."""
         s = _integer_scores(values)
-        count = check.non_negative_int(n, "n")
+        count = check.draws(n, "n", s.size)
+        scale = self._drawable_scale()
         out = np.zeros(count, dtype=np.int64)
         for start, stop in row_chunks(count, s.size):
-            noisy = s[None, :] + sampling.discrete_laplace(self._scale, (stop - start, s.size))
+            noisy = s[None, :] + sampling.discrete_laplace(scale, (stop - start, s.size))
             out[start:stop] = np.argmax(noisy, axis=1)  # argmax returns the first maximum
         return out
 
@@ -145,7 +163,8 @@ class ReportNoisyMax(SelectionMechanism):
     ) -> np.ndarray:
         """``size`` possible selections (previews only): the same discrete noise, drawn with numpy."""
         s = _integer_scores(utilities)
-        n = check.non_negative_int(size, "size")
+        n = check.draws(size, "size", s.size)
+        self._drawable_scale()
         generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         return self._draw(s.astype(float), generator, n)
 

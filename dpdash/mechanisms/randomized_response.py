@@ -63,7 +63,7 @@ class RandomizedResponse:
     categories: int = 2
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check.epsilon(self.epsilon))
         k = check.positive_int(self.categories, "categories")
         if k < 2:
             raise ParameterError(f"categories must be an integer >= 2, got categories={self.categories!r}")
@@ -99,11 +99,7 @@ class RandomizedResponse:
 
     def privacy_profile(self, epsilons: npt.ArrayLike) -> np.ndarray:
         """δ(ε′) = (p − e^ε′·q)⁺ = (e^ε − e^ε′)⁺/(e^ε + k − 1), for one respondent's report."""
-        eps = np.asarray(epsilons, dtype=float)
-        if not np.all(np.isfinite(eps)) or np.any(eps < 0):
-            raise ParameterError(
-                f"epsilons must be finite numbers >= 0, got epsilons={np.asarray(epsilons)!r}"
-            )
+        eps = check.non_negative_array(epsilons, "epsilons").astype(float)
         return np.clip(self.keep_probability - np.exp(eps) * self.other_probability, 0.0, 1.0)
 
     # ---- estimation -----------------------------------------------------------------------------------
@@ -170,26 +166,20 @@ class RandomizedResponse:
 
     # ---- sampling -------------------------------------------------------------------------------------
     def _values(self, values: npt.ArrayLike, name: str) -> np.ndarray:
-        array = np.asarray(values)
-        if array.dtype.kind not in "iub" and not (
-            array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(array == np.round(array))
-        ):
-            raise ParameterError(
-                f"{name} must be category indices 0 … {self.categories - 1}, got {name}={values!r}"
-            )
-        out = array.astype(np.int64).ravel()
-        if out.size and (out.min() < 0 or out.max() >= self.categories):
-            raise ParameterError(
-                f"{name} must be category indices 0 … {self.categories - 1}, got {name}={values!r}"
-            )
-        return out
+        array = check.numeric_array(values, name, kinds="iubf")
+        wrong = f"{name} must be category indices 0 … {self.categories - 1}, got {name}={values!r}"
+        if array.dtype.kind == "f" and not (np.all(np.isfinite(array)) and np.all(array == np.round(array))):
+            raise ParameterError(wrong)
+        if array.size and (array.min() < 0 or array.max() >= self.categories):  # before any int64 cast
+            raise ParameterError(wrong)
+        return array.astype(np.int64).ravel()
 
     def simulate(
         self, values: npt.ArrayLike, size: int = 1, rng: np.random.Generator | int | None = None
     ) -> np.ndarray:
         """``size`` possible report vectors for ``values`` (shape (size, n)), for previews only."""
         v = self._values(values, "values")
-        n = check.non_negative_int(size, "size")
+        n = check.draws(size, "size", v.size)
         generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         replace = generator.random((n, v.size)) < self.replace_probability
         shift = generator.integers(1, self.categories, (n, v.size))
@@ -205,7 +195,7 @@ class RandomizedResponse:
         same code as ``release``): int64 reports of shape (n, *shape(values)), each of the n·size(values)
         reports drawn independently. For an empirical privacy audit."""
         v = self._values(values, "values")
-        count = check.non_negative_int(n, "n")
+        count = check.draws(n, "n", v.size)
         truth = np.tile(v, count)
         out = truth.copy()
         if truth.size:

@@ -32,6 +32,9 @@ from dpdash.sampling.thresholds import IndexedThresholds
 __all__ = ["SelectionMechanism", "exact_utilities", "exp_trials", "row_chunks"]
 
 _PREC = 128
+#: Gaps u* − u_r beyond this are clamped before the float side: f·2**1000 > 10**194 for every supported
+#: ε and Δu (f ≥ 1e-6/(2·1e100)), so exp(−f·gap) is 0 in doubles either way.
+_FLOAT_GAP = 2**1000
 #: Entries (trials × candidates) drawn at once by the vectorised samplers.
 _CHUNK = 2**22
 
@@ -52,8 +55,8 @@ class SelectionMechanism(ABC):
     monotone: bool
 
     def _validate(self) -> None:
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        object.__setattr__(self, "sensitivity", check.positive_finite(self.sensitivity, "sensitivity"))
+        object.__setattr__(self, "epsilon", check.epsilon(self.epsilon))
+        object.__setattr__(self, "sensitivity", check.sensitivity(self.sensitivity))
         if not isinstance(self.monotone, bool):
             raise ParameterTypeError(f"monotone must be True or False, got monotone={self.monotone!r}")
 
@@ -92,7 +95,7 @@ class SelectionMechanism(ABC):
     ) -> np.ndarray:
         """``size`` possible selections (indices), for previews only (numpy sampling, never published)."""
         u = float_utilities(utilities)
-        n = check.non_negative_int(size, "size")
+        n = check.draws(size, "size", u.size)
         generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         return self._draw(u, generator, n)
 
@@ -111,6 +114,8 @@ class SelectionMechanism(ABC):
 def _as_vector(utilities: npt.ArrayLike) -> list[Any]:
     if isinstance(utilities, str | bytes) or not hasattr(utilities, "__iter__"):
         raise ParameterTypeError(f"utilities must be a sequence of numbers, got utilities={utilities!r}")
+    if isinstance(utilities, np.ma.MaskedArray) and np.ma.count_masked(utilities):
+        raise ParameterError("utilities has masked (missing) entries; drop or fill them first")
     values = (
         list(np.asarray(utilities, dtype=object).ravel()) if not isinstance(utilities, list) else utilities
     )
@@ -138,7 +143,7 @@ def float_utilities(utilities: npt.ArrayLike) -> np.ndarray:
     exact = exact_utilities(utilities)
     top = max(exact)
     # Shift by the maximum exactly before rounding, so that large utilities keep their differences.
-    return np.array([float(u - top) for u in exact])
+    return np.array([float(max(u - top, -_FLOAT_GAP)) for u in exact])
 
 
 def exact_gammas(utilities: npt.ArrayLike, factor: Fraction) -> list[Fraction]:

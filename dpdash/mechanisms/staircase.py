@@ -30,7 +30,7 @@ def optimal_gamma(epsilon: float, cost: str = "l1") -> float:
     ``"l1"`` (expected |noise|): γ* = 1/(1 + e^(ε/2)).
     ``"l2"`` (variance): γ* = −b/(1 − b) + (b − 2b² + 2b⁴ − b⁵)^(1/3)/(2^(1/3)(1 − b)²), b = e^(−ε).
     """
-    epsilon = check.positive_finite(epsilon, "epsilon")
+    epsilon = check.epsilon(epsilon)
     cost = check.one_of(cost, "cost", COSTS)
     if cost == "l1":
         return 1.0 / (1.0 + math.exp(epsilon / 2.0))
@@ -56,8 +56,8 @@ class StaircaseNoise:
     __slots__ = ("_a", "_b", "_one_minus_b", "epsilon", "gamma", "width")
 
     def __init__(self, epsilon: float, sensitivity: float, gamma: float) -> None:
-        self.epsilon = check.positive_finite(epsilon, "epsilon")
-        self.width = check.positive_finite(sensitivity, "sensitivity")
+        self.epsilon = check.epsilon(epsilon)
+        self.width = check.sensitivity(sensitivity)
         self.gamma = float(gamma)
         self._b = math.exp(-self.epsilon)
         self._one_minus_b = -math.expm1(-self.epsilon)
@@ -173,7 +173,7 @@ class DiscreteStaircaseNoise:
     __slots__ = ("_log_total", "epsilon", "threshold", "width")
 
     def __init__(self, epsilon: float, width: int, threshold: int) -> None:
-        self.epsilon = check.positive_finite(epsilon, "epsilon")
+        self.epsilon = check.epsilon(epsilon)
         self.width = check.positive_int(width, "width")
         if not 0 <= threshold <= width:
             raise ParameterError(f"threshold must be an integer in [0, width], got threshold={threshold!r}")
@@ -252,8 +252,8 @@ class Staircase(NoiseMechanism):
     _noise: StaircaseNoise = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._set("epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        self._set("sensitivity", check.positive_finite(self.sensitivity, "sensitivity"))
+        self._set("epsilon", check.epsilon(self.epsilon))
+        self._set("sensitivity", check.sensitivity(self.sensitivity))
         if self.gamma is None:
             self._set("gamma", optimal_gamma(self.epsilon, "l1"))
         else:

@@ -117,7 +117,7 @@ class VectorMechanism:
         return float(self.scale * math.sqrt(stats.chi2.ppf(c, self.dimension)))
 
     def _vector(self, values: npt.ArrayLike) -> np.ndarray:
-        array = np.asarray(values)
+        array = check.numeric_array(values, "values")
         if array.size != self.dimension:
             raise ParameterError(
                 f"values must hold {self.dimension} coordinates (the mechanism's dimension), got {array.size}"

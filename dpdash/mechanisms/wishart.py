@@ -85,10 +85,10 @@ class Wishart:
     norm_bound: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        object.__setattr__(self, "epsilon", check.epsilon(self.epsilon))
         object.__setattr__(self, "rows", check.positive_int(self.rows, "rows"))
         object.__setattr__(self, "dimension", check.positive_int(self.dimension, "dimension"))
-        object.__setattr__(self, "norm_bound", check.positive_finite(self.norm_bound, "norm_bound"))
+        object.__setattr__(self, "norm_bound", check.sensitivity(self.norm_bound, "norm_bound"))
 
     @classmethod
     def for_delta(cls, *, delta: float, rows: int, dimension: int, norm_bound: float = 1.0) -> Wishart:
@@ -118,11 +118,7 @@ class Wishart:
 
     def privacy_profile(self, epsilons: npt.ArrayLike) -> np.ndarray:
         """δ(ε′) = 1 − e^(−ε/3) for every ε′ ≥ 0 (module docstring)."""
-        eps = np.asarray(epsilons, dtype=float)
-        if not np.all(np.isfinite(eps)) or np.any(eps < 0):
-            raise ParameterError(
-                f"epsilons must be finite numbers >= 0, got epsilons={np.asarray(epsilons)!r}"
-            )
+        eps = check.non_negative_array(epsilons, "epsilons")
         return np.full(eps.shape, self.delta)
 
     @property
@@ -139,7 +135,7 @@ class Wishart:
 
     # ---- the data ---------------------------------------------------------------------------------
     def _rows(self, rows: npt.ArrayLike) -> np.ndarray:
-        x = np.asarray(rows, dtype=float)
+        x = check.numeric_array(rows, "rows").astype(float)
         if x.ndim != 2 or x.shape[1] != self.dimension:
             raise ParameterError(f"rows must be an n × {self.dimension} array, got shape {x.shape}")
         if x.shape[0] != self.rows:
@@ -168,10 +164,12 @@ class Wishart:
     ) -> np.ndarray:
         """``size`` possible outputs A + W for a d × d matrix A, with numpy (previews only):
         W = G·Gᵀ, G a d × (d + 1) matrix of N(0, c) entries (the Wishart with integer degrees of freedom)."""
-        a = np.asarray(matrix, dtype=float)
+        a = check.numeric_array(matrix, "matrix").astype(float)
         if a.shape != (self.dimension, self.dimension):
             raise ParameterError(f"matrix must be {self.dimension} × {self.dimension}, got shape {a.shape}")
-        n = check.non_negative_int(size, "size")
+        if not np.all(np.isfinite(a)):
+            raise ParameterError("matrix must be finite numbers")
+        n = check.draws(size, "size", self.dimension * self.degrees_of_freedom)
         generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         g = generator.normal(0.0, math.sqrt(self.scale), (n, self.dimension, self.degrees_of_freedom))
         return a[None, :, :] + g @ np.swapaxes(g, 1, 2)
@@ -211,7 +209,7 @@ class Wishart:
         discrete Gaussian coordinates drawn at once) and noise Σ ζζᵀ, a batched int64 product.
         For an empirical privacy audit."""
         x = self._rows(values)
-        count = check.non_negative_int(n, "n")
+        count = check.draws(n, "n", self.dimension * self.degrees_of_freedom)
         h = self.grid
         d = self.dimension
         xi = np.rint(self._clip(x, self.norm_bound - h * math.sqrt(d) / 2.0) / h).astype(np.int64)
