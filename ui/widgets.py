@@ -56,8 +56,8 @@ def epsilon_control(key: str, default: float = 1.0) -> float | None:
             epsilon = check.epsilon(_number(typed))
         except DPDashError as error:
             st.error(
-                f"{md(error)}. Type a number from {check.EPSILON_MIN:g} to {check.EPSILON_MAX:g}, such as 0.5 "
-                "or 1, or clear the box to use the slider.",
+                f"{md(error)}. Type a number from {check.EPSILON_MIN:g} to {check.EPSILON_MAX:g}, such as "
+                "0.5 or 1, or clear the box to use the slider.",
                 icon=":material/error:",
             )
             return None
