@@ -72,7 +72,7 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     page.goto(f"{streamlit_server.url}/release")
     expect(page.get_by_text("Simulated preview · spends no budget")).to_be_visible()
     wait_until_idle(page)
-    epsilon_box = page.get_by_label("…or type an exact ε")
+    epsilon_box = page.get_by_role("textbox", name="…or type an exact ε")
     epsilon_box.fill("0.3")
     epsilon_box.press("Enter")
     wait_until_idle(page)

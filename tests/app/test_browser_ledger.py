@@ -45,7 +45,7 @@ def release_count(page: Page, url: str, epsilon: str) -> None:
     page.goto(f"{url}/release")
     expect(page.get_by_text("Simulated preview · spends no budget")).to_be_visible(timeout=60_000)
     wait_until_idle(page)
-    box = page.get_by_label("…or type an exact ε")
+    box = page.get_by_role("textbox", name="…or type an exact ε")
     box.fill(epsilon)
     box.press("Enter")
     wait_until_idle(page)

@@ -19,7 +19,9 @@ from ui.text import md
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 BEACON = "http://127.0.0.1:9"  # nothing listens there; the browser test counts requests for real
-FILE = f"![f]({BEACON}/file.png).csv"
+# A file's name cannot hold "/" (the loader keeps only the base name), but Markdown decodes the entity
+# "&#47;" in a link target, so this name is still an image fetching from BEACON.
+FILE = f"![f]({BEACON.replace('/', '&#47;')}&#47;file.png).csv"
 NUMERIC = f"![x]({BEACON}/beacon.png)"
 CATEGORICAL = f"<img src={BEACON}/b2.png>"
 PERSON = f"[id]({BEACON}/id) **bold** $x$"
