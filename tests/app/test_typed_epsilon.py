@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.text import md
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: What people type, and the words the message must contain.
@@ -51,7 +53,7 @@ def _check_every_hostile_value(at: AppTest, key: str) -> None:
         at.text_input(key=f"{key}_typed").input(typed).run()
         assert not at.exception, (typed, [e.value for e in at.exception])
         errors = [e.value for e in at.error]
-        assert any(message in e and "from 1e-06 to 100" in e for e in errors), (typed, errors)
+        assert any(md(message) in e and "from 1e-06 to 100" in e for e in errors), (typed, errors)
     for valid in ("100", "1e-06", "50", "0.3"):  # the ends of the range, and a large ε that warns
         at.text_input(key=f"{key}_typed").input(valid).run()
         assert not at.exception, (valid, [e.value for e in at.exception])
