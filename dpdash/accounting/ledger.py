@@ -11,7 +11,8 @@ SQLite triggers refuse it, so the history is append-only even for other SQLite c
 
 A spend is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock, re-reads the dataset's entries,
 checks the total with the new release under the dataset's accountant, and records the entry, or refuses
-with ``BudgetExceededError`` and records nothing. Only the process holding the lock can spend, so
+with ``BudgetExceededError`` and records nothing. The expensive part, composing the history, is done before
+the lock from a read snapshot; under it only what was added since is composed (``running``). Only the process holding the lock can spend, so
 concurrent spends (two browser tabs, twenty processes) never overspend; a process killed mid-spend leaves
 no partial entry (SQLite's journal rolls it back). ``spend`` returns after the commit: hand out noisy
 values only after it returns.
@@ -644,7 +645,9 @@ class Ledger:
 
         Under the write lock, the dataset's entries are re-read and the total with ``event`` is computed
         under the dataset's accountant at the budget's δ. If it is within the budget ε the entry is written
-        and committed before this returns; otherwise nothing is written.
+        and committed before this returns; otherwise nothing is written. The history is composed before the
+        lock is taken (from a read snapshot, kept by ``running``), so the lock is held while composing only
+        the entries added since and ``event``; a refusal's totals are computed after it is released.
 
         Hand out the noisy values only after this returns: ``entry = ledger.spend(ds, event)``, then release.
 
@@ -683,6 +686,13 @@ class Ledger:
         accountant.check(events)
         session_uid = session.uid if isinstance(session, Session) else session
         texts = [canonical_json(event.to_dict()) for event in events]
+        # Before the write lock: the history as of now, and the check on it, which composes (and keeps, in
+        # ``running``) its state. Under the lock only the entries added since and the new events are
+        # composed; a refusal's totals are computed after the lock is released.
+        with self._reading() as conn:
+            snapshot = self._entries(conn, self._dataset_id(conn, ds.fingerprint), ds.fingerprint)
+        running.fits(accountant, [e.event for e in snapshot], events, ds.budget.delta, ds.budget.epsilon)
+        refused: tuple[str, Budget, list[PrivacyEvent]] | None = None
         with self._transaction("record the release") as conn:
             row = conn.execute(
                 "SELECT id, name, budget_epsilon, budget_delta FROM datasets WHERE fingerprint = ?",
@@ -696,35 +706,39 @@ class Ledger:
                     raise ParameterError(f"no session {session_uid!r} in the ledger; use start_session()")
                 session_id = int(found[0])
             history = [entry.event for entry in self._entries(conn, dataset_id, ds.fingerprint)]
-            # The total with the new events, from the history's kept composed state (running.py).
+            # The decision, on the history as it is under the lock, from the kept state (running.py).
             if not running.fits(accountant, history, events, budget.delta, budget.epsilon):
-                total = running.epsilon(accountant, history, events, budget.delta)
-                spent = running.epsilon(accountant, history, (), budget.delta)
-                raise _exceeded(name, events, total, spent, budget, accountant.name)
-            created = _now()
-            entries = [
-                Entry(uuid.uuid4().hex, ds.fingerprint, session_uid, created, event) for event in events
-            ]
-            conn.executemany(
-                _INSERT_ENTRY,
-                [
-                    (
-                        entry.uid,
-                        dataset_id,
-                        session_id,
-                        entry.created_at,
-                        entry.event.query,
-                        entry.event.mechanism,
-                        entry.event.epsilon,
-                        entry.event.delta,
-                        entry.event.rho,
-                        text,
-                    )
-                    for entry, text in zip(entries, texts, strict=True)
-                ],
-            )
-            if _before_commit is not None:
-                _before_commit()
+                refused = (name, budget, history)
+            else:
+                created = _now()
+                entries = [
+                    Entry(uuid.uuid4().hex, ds.fingerprint, session_uid, created, event) for event in events
+                ]
+                conn.executemany(
+                    _INSERT_ENTRY,
+                    [
+                        (
+                            entry.uid,
+                            dataset_id,
+                            session_id,
+                            entry.created_at,
+                            entry.event.query,
+                            entry.event.mechanism,
+                            entry.event.epsilon,
+                            entry.event.delta,
+                            entry.event.rho,
+                            text,
+                        )
+                        for entry, text in zip(entries, texts, strict=True)
+                    ],
+                )
+                if _before_commit is not None:
+                    _before_commit()
+        if refused is not None:
+            name, budget, history = refused
+            total = running.epsilon(accountant, history, events, budget.delta)
+            spent = running.epsilon(accountant, history, (), budget.delta)
+            raise _exceeded(name, events, total, spent, budget, accountant.name)
         return entries
 
     def spend_release(
