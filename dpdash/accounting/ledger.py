@@ -10,12 +10,12 @@ mechanism, the time, the session). Entries, datasets and sessions can be neither
 SQLite triggers refuse it, so the history is append-only even for other SQLite clients.
 
 A spend is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock, re-reads the dataset's entries,
-checks the total with the new release under the dataset's accountant, and records the entry, or refuses
-with ``BudgetExceededError`` and records nothing. The expensive part, composing the history, is done before
-the lock from a read snapshot; under it only what was added since is composed (``running``). Only the process holding the lock can spend, so
-concurrent spends (two browser tabs, twenty processes) never overspend; a process killed mid-spend leaves
-no partial entry (SQLite's journal rolls it back). ``spend`` returns after the commit: hand out noisy
-values only after it returns.
+checks the total with the new release under the dataset's accountant, and records the entry, or refuses with
+``BudgetExceededError`` and records nothing. The expensive part, composing the history, is done before the
+lock from a read snapshot; under it only what was added since is composed (``running``). Only the process
+holding the lock can spend, so concurrent spends (two browser tabs, twenty processes) never overspend; a
+process killed mid-spend leaves no partial entry (SQLite's journal rolls it back). ``spend`` returns after the
+commit: hand out noisy values only after it returns.
 
 A file that is not a dpdash ledger (another SQLite database, random bytes, a corrupted or truncated
 ledger, one written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it.
