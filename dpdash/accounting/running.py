@@ -49,6 +49,7 @@ from dpdash.accounting.accountant import (
     REL_SLACK,
     Accountant,
     Composition,
+    PrivacyTotal,
     _undominated,
     _unit_closed,
     as_events,
@@ -78,7 +79,7 @@ from dpdash.accounting.rdp import RDPAccountant
 from dpdash.accounting.tightest import TightestAccountant
 from dpdash.accounting.zcdp import ZCDPAccountant, zcdp_epsilon
 
-__all__ = ["clear", "epsilon", "fits"]
+__all__ = ["clear", "epsilon", "fits", "total"]
 
 # States kept (each of one history); a spend keeps two (its history, and with the new releases).
 MAX_STATES = 8
@@ -663,6 +664,21 @@ def epsilon(
     with _LOCK:
         state, target_delta = _with_new(accountant, history, new, target_delta)
         return state.epsilon(accountant, target_delta)
+
+
+def total(accountant: Accountant, history: Sequence[PrivacyEvent], target_delta: float) -> PrivacyTotal:
+    """``accountant.total(history, target_delta)`` from the kept state: ``epsilon`` and, for the tightest
+    accountant, ``via``, the first component with the smallest total (as ``TightestAccountant._via``)."""
+    with _LOCK:
+        state, target_delta = _with_new(accountant, history, (), target_delta)
+        value = state.epsilon(accountant, target_delta)
+        via = accountant.name
+        if isinstance(accountant, TightestAccountant) and state.events and not state.non_private:
+            best, via = math.inf, accountant.components[0].name
+            for component in state._usable(accountant):
+                if (candidate := state.epsilon(component, target_delta)) < best:
+                    best, via = candidate, component.name
+        return PrivacyTotal(value, float(target_delta), accountant.name, via, len(state.events))
 
 
 def fits(

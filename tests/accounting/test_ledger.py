@@ -370,6 +370,22 @@ def test_export_import_round_trip(ledger: Ledger, dataset: Dataset, tmp_path: Pa
     assert ledger.import_json(text, dataset=dataset).added == 0
 
 
+def test_an_import_adds_what_is_missing_in_the_export_order(
+    ledger: Ledger, dataset: Dataset, tmp_path: Path
+) -> None:
+    """Entries already present are skipped (checked in one query), the others added in the export's order."""
+    fill(ledger, dataset)
+    first = ledger.export_json(dataset)
+    with Ledger(tmp_path / "other.sqlite") as other:
+        other.trust_key(ledger.public_key)
+        other.import_json(first)
+        ledger.spend(dataset, LaplaceEvent(epsilon=0.05, sensitivity=1.0, query="later"))
+        ledger.spend(dataset, LaplaceEvent(epsilon=0.06, sensitivity=1.0, query="latest"))
+        report = other.import_json(ledger.export_json(dataset))
+        assert (report.added, report.present) == (2, 3)
+        assert other.entries(dataset) == ledger.entries(dataset)
+
+
 def test_export_to_and_import_from_files(ledger: Ledger, dataset: Dataset, tmp_path: Path) -> None:
     fill(ledger, dataset)
     path = ledger.export_to(dataset, tmp_path / "export.json")
