@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -94,9 +96,37 @@ def _items(composition: Composition) -> tuple[tuple[_Key, int], ...]:
     return tuple(sorted(composition, key=lambda item: repr(item[0])))
 
 
-@functools.lru_cache(maxsize=512)
+_PINS = threading.local()
+
+
+@contextlib.contextmanager
+def _pinned() -> Iterator[None]:
+    """While composing: keep every single pmf built (in this thread) until the end, so that a composition
+    of more distinct settings than ``_built`` keeps builds each once, not once per use."""
+    outer = getattr(_PINS, "pins", None)
+    if outer is None:
+        _PINS.pins = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _PINS.pins = None
+
+
 def _single(setting: _Key, interval: float) -> tuple[_Pmf, _Pmf | None]:
     """The (remove, add) loss pmfs of one release; ``add`` is None when the PLD is symmetric."""
+    pins = getattr(_PINS, "pins", None)
+    if pins is None:
+        return _built(setting, interval)
+    found = pins.get((setting, interval))
+    if found is None:
+        found = pins[(setting, interval)] = _built(setting, interval)
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def _built(setting: _Key, interval: float) -> tuple[_Pmf, _Pmf | None]:
+    """``_single``, built (and the last 512 kept)."""
     distribution = single_pld(setting, interval)
     # dp_accounting keeps the pmfs in private attributes; the version is pinned in requirements.txt and the
     # tests compare every result with dp_accounting's own composition.
@@ -105,7 +135,7 @@ def _single(setting: _Key, interval: float) -> tuple[_Pmf, _Pmf | None]:
     return remove, add
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=1 << 16)  # three floats each
 def _moments(setting: _Key, interval: float, side: str) -> tuple[float, float, float]:
     """Mean, variance and largest deviation from the mean of the grid index of a finite loss."""
     probs = _side(setting, interval, side).probs
@@ -180,7 +210,7 @@ class _Composer:
         return spectrum
 
     def compose(self, items: tuple[tuple[_Key, int], ...], interval: float, side: str) -> _Pmf:
-        with self._lock:
+        with self._lock, _pinned():
             return self._compose(items, interval, side)
 
     def _compose(self, items: tuple[tuple[_Key, int], ...], interval: float, side: str) -> _Pmf:
@@ -361,14 +391,18 @@ class PLDAccountant(Accountant):
 
     def _epsilon(self, composition: Composition, target_delta: float) -> float:
         items = _items(composition)
-        return max(
-            _epsilon_for_delta(_COMPOSER.compose(items, self.interval, side), self.interval, target_delta)
-            for side in self._sides(items)
-        )
+        with _pinned():
+            return max(
+                _epsilon_for_delta(_COMPOSER.compose(items, self.interval, side), self.interval, target_delta)
+                for side in self._sides(items)
+            )
 
     def _delta(self, composition: Composition, target_epsilon: float) -> float:
         items = _items(composition)
-        return max(
-            _delta_for_epsilon(_COMPOSER.compose(items, self.interval, side), self.interval, target_epsilon)
-            for side in self._sides(items)
-        )
+        with _pinned():
+            return max(
+                _delta_for_epsilon(
+                    _COMPOSER.compose(items, self.interval, side), self.interval, target_epsilon
+                )
+                for side in self._sides(items)
+            )

@@ -71,6 +71,7 @@ from dpdash.accounting.pld import (
     _epsilon_for_delta,
     _items,
     _moments,
+    _pinned,
     _Pmf,
     _side,
     _single,
@@ -308,6 +309,10 @@ class _PLDTally(_Tally):
 
     def _build(self) -> None:
         """The state of the pending settings composed at once, as ``PLDAccountant`` composes a path."""
+        with _pinned():
+            self._build_pinned()
+
+    def _build_pinned(self) -> None:
         items = _items(Composition.of(self.pending))
         sides = ["remove", "add"] if any(self._asymmetric(s) for s, _ in items) else ["remove"]
         self.sides = {}
@@ -661,7 +666,7 @@ def epsilon(
 ) -> float:
     """``accountant.epsilon([*history, *new], target_delta)``, composing only what the kept state of a
     prefix of ``history`` lacks (bit for bit the same for every accountant but pld; see the module)."""
-    with _LOCK:
+    with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, new, target_delta)
         return state.epsilon(accountant, target_delta)
 
@@ -669,7 +674,7 @@ def epsilon(
 def total(accountant: Accountant, history: Sequence[PrivacyEvent], target_delta: float) -> PrivacyTotal:
     """``accountant.total(history, target_delta)`` from the kept state: ``epsilon`` and, for the tightest
     accountant, ``via``, the first component with the smallest total (as ``TightestAccountant._via``)."""
-    with _LOCK:
+    with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, (), target_delta)
         value = state.epsilon(accountant, target_delta)
         via = accountant.name
@@ -691,6 +696,6 @@ def fits(
     """Whether ``epsilon(accountant, history, new, target_delta) <= budget_epsilon·(1 + REL_SLACK)``, the
     ledger's budget check, stopping at the first of the tightest's components that certifies it. The states
     of ``history`` and ``history + new`` are kept, with the totals asked (``_state_of``)."""
-    with _LOCK:
+    with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, new, target_delta)
         return state.fits(accountant, target_delta, budget_epsilon * (1.0 + REL_SLACK))
