@@ -76,9 +76,7 @@ def single_pld(setting: PrivacyEvent, interval: float = DEFAULT_INTERVAL) -> Any
             setting.noise_parameter, sensitivity=setting.sensitivity, value_discretization_interval=interval
         )
     if isinstance(setting, DiscreteGaussianEvent):
-        return pld.from_discrete_gaussian_mechanism(
-            setting.sigma, sensitivity=setting.sensitivity, value_discretization_interval=interval
-        )
+        return pld.PrivacyLossDistribution(_discrete_gaussian_pmf(setting, interval))
     if isinstance(setting, (PureDPEvent, ApproxDPEvent)):
         params = common.DifferentialPrivacyParameters(setting.epsilon, setting.delta)
         return pld.from_privacy_parameters(params, value_discretization_interval=interval)
@@ -129,6 +127,44 @@ def _vectorised_classes() -> tuple[type, type]:
             return -0.5 * self.sensitivity - losses * (self._standard_deviation**2) / self.sensitivity
 
     return Laplace, Gaussian
+
+
+def _discrete_gaussian_pmf(setting: DiscreteGaussianEvent, interval: float) -> Any:
+    """The REMOVE pmf of dp_accounting's ``from_discrete_gaussian_mechanism(σ, Δ)`` (privacy buckets,
+    pessimistic), with its per-x Python loop done by numpy, to the same bits (tested).
+
+    dp_accounting adds, for each integer x in [−T, T − Δ] in increasing order, the mass
+    P[X ≤ x] − P[X ≤ x − 1] to the bucket ⌈L(x)/interval⌉, where L(x) = Δ(−Δ/2 − x)/σ² (T = ⌈11.6σ⌉;
+    ``DiscreteGaussianPrivacyLoss``). L falls with x, so each bucket's x form one run: its mass is the
+    same left-to-right sum (``np.add.accumulate`` is sequential), and buckets are made in the same order.
+    """
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_mechanism as mechanisms
+
+    loss = mechanisms.DiscreteGaussianPrivacyLoss(setting.sigma, sensitivity=setting.sensitivity)
+    tail = loss.privacy_loss_tail()
+    masses: dict[int, Any] = {}
+    for value, mass in tail.tail_probability_mass_function.items():
+        if value != math.inf:
+            key = math.ceil(value / interval)
+            masses[key] = masses.get(key, 0) + mass
+    xs = list(range(math.ceil(tail.lower_x_truncation) - 1, math.floor(tail.upper_x_truncation) + 1))
+    cdf = loss.mu_upper_cdf(xs)
+    probs = cdf[1:] - cdf[:-1]
+    sensitivity, sigma = loss.sensitivity, loss._sigma  # pylint: disable=protected-access
+    losses = sensitivity * (-0.5 * sensitivity - np.asarray(xs[1:])) / (sigma**2)
+    keys = np.ceil(losses / interval)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(keys)) + 1))
+    lengths = np.diff(np.append(starts, len(keys)))
+    buckets = [int(key) for key in keys[starts]]
+    # One row per bucket: its earlier mass (0 if none), then its run of masses, padded with zeros (x + 0 = x).
+    rows = np.zeros((len(buckets), int(lengths.max()) + 1))
+    rows[:, 0] = [masses.get(key, 0) for key in buckets]
+    columns = np.arange(len(keys)) - np.repeat(starts, lengths) + 1
+    rows[np.repeat(np.arange(len(buckets)), lengths), columns] = probs
+    masses.update(zip(buckets, np.add.accumulate(rows, axis=1)[:, -1], strict=True))
+    infinity = tail.tail_probability_mass_function.get(math.inf, 0)
+    return pld_pmf.create_pmf(masses, interval, infinity, pessimistic_estimate=True)
 
 
 def _dense(pmf: Any) -> _Pmf:

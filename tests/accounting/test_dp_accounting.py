@@ -160,3 +160,26 @@ def test_single_laplace_and_gaussian_plds_are_dp_accountings_to_the_bit(interval
         assert a._lower_loss == b._lower_loss
         assert a._infinity_mass == b._infinity_mass
         assert np.array_equal(a._probs, b._probs)
+
+
+@pytest.mark.parametrize("interval", [1e-4, 1e-3])
+def test_single_discrete_gaussian_plds_are_dp_accountings_to_the_bit(interval: float) -> None:
+    """``single_pld`` sums dp_accounting's privacy buckets of the discrete Gaussian with numpy: the pmf
+    equals ``from_discrete_gaussian_mechanism``'s exactly, for small and large σ and several sensitivities."""
+    from dpdash import DiscreteGaussian
+    from dpdash.accounting import event_for
+    from dpdash.accounting.pld import single_pld
+
+    for epsilon in (0.004, 0.03, 0.2, 1.0, 3.0, 8.0):
+        for sensitivity in (1, 2, 5):
+            mechanism = DiscreteGaussian(epsilon=epsilon, delta=1e-9, sensitivity=sensitivity)
+            setting = event_for(mechanism).setting
+            mine = single_pld(setting, interval)
+            theirs = pld_module.from_discrete_gaussian_mechanism(
+                setting.sigma, sensitivity=setting.sensitivity, value_discretization_interval=interval
+            )
+            assert mine._symmetric and theirs._symmetric
+            a, b = mine._pmf_remove.to_dense_pmf(), theirs._pmf_remove.to_dense_pmf()
+            assert a._lower_loss == b._lower_loss
+            assert a._infinity_mass == b._infinity_mass
+            assert np.array_equal(a._probs, b._probs)
