@@ -22,6 +22,12 @@ The accountants round these sums once with ``math.fsum``; here the same terms ar
 accumulators (every double is an integer multiple of 2⁻¹⁰⁷⁴) and rounded once when read, so the running
 totals of these five accountants equal the accountants' own to the last bit, whatever the history.
 
+Kept states never change: a new release is composed on a copy, whose paths remember the paths they were
+copied from, so an accountant first asked of the copy starts from the original's tally (built and kept
+there) plus the few changed settings; totals are memoised per state. A question about ``history + new``
+keeps the states of both, so the same question asked again (the ledger checks a spend once from a read
+snapshot, before its write lock, and again under it) composes only what was added in between.
+
 PLD is different: each path keeps its composed loss pmf (per side), and a new release is one convolution
 with that release's pmf, after which the pmf is cut to the window outside which Bernstein's inequality
 leaves at most ``TAIL_MASS`` (that mass bound is added to the infinite loss, as ``PLDAccountant`` does
