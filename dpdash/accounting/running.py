@@ -496,7 +496,9 @@ class _State:
         choices = []
         for by, parts in sorted(self.cells.items()):
             kept = _undominated(parts.values())
-            choices.append([(by, next(p for p, c in parts.items() if c == cell)) for cell in kept])
+            # `_undominated` returns the first of each set of equal cells itself: found by identity (a
+            # Counter compares all its items even with itself).
+            choices.append([(by, next(p for p, c in parts.items() if c is cell)) for cell in kept])
         if math.prod(len(c) for c in choices) <= MAX_PATHS:
             return tuple(itertools.product(*choices))
         return ("union",)
