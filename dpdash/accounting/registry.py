@@ -62,7 +62,7 @@ def clear_caches() -> None:
     accountant._sort_key.cache_clear()
     accountant._split_cached.cache_clear()
     rdp._setting_curve.cache_clear()
-    pld._single.cache_clear()
+    pld._built.cache_clear()
     pld._moments.cache_clear()
     pld._COMPOSER.clear()
     optimal.kov_epsilon_cached.cache_clear()

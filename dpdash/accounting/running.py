@@ -22,6 +22,12 @@ The accountants round these sums once with ``math.fsum``; here the same terms ar
 accumulators (every double is an integer multiple of 2⁻¹⁰⁷⁴) and rounded once when read, so the running
 totals of these five accountants equal the accountants' own to the last bit, whatever the history.
 
+Kept states never change: a new release is composed on a copy, whose paths remember the paths they were
+copied from, so an accountant first asked of the copy starts from the original's tally (built and kept
+there) plus the few changed settings; totals are memoised per state. A question about ``history + new``
+keeps the states of both, so the same question asked again (the ledger checks a spend once from a read
+snapshot, before its write lock, and again under it) composes only what was added in between.
+
 PLD is different: each path keeps its composed loss pmf (per side), and a new release is one convolution
 with that release's pmf, after which the pmf is cut to the window outside which Bernstein's inequality
 leaves at most ``TAIL_MASS`` (that mass bound is added to the infinite loss, as ``PLDAccountant`` does
@@ -49,6 +55,7 @@ from dpdash.accounting.accountant import (
     REL_SLACK,
     Accountant,
     Composition,
+    PrivacyTotal,
     _undominated,
     _unit_closed,
     as_events,
@@ -70,6 +77,7 @@ from dpdash.accounting.pld import (
     _epsilon_for_delta,
     _items,
     _moments,
+    _pinned,
     _Pmf,
     _side,
     _single,
@@ -78,10 +86,10 @@ from dpdash.accounting.rdp import RDPAccountant
 from dpdash.accounting.tightest import TightestAccountant
 from dpdash.accounting.zcdp import ZCDPAccountant, zcdp_epsilon
 
-__all__ = ["clear", "epsilon", "fits"]
+__all__ = ["clear", "epsilon", "fits", "total"]
 
-# States kept (each of one history); a ledger uses one per dataset it spends on.
-MAX_STATES = 4
+# States kept (each of one history); a spend keeps two (its history, and with the new releases).
+MAX_STATES = 8
 # The tightest accountant asks its components in this order when checking a budget: cheapest first.
 _CHEAP_FIRST = ("basic", "zcdp", "advanced", "rdp", "optimal", "pld")
 _SCALE = 1074  # every finite double is an integer multiple of 2**-1074
@@ -140,6 +148,9 @@ class _Tally:
 
     def epsilon(self, target_delta: float) -> float:
         raise NotImplementedError
+
+    def settle(self) -> None:
+        """Compose what is pending, so that copies share that work (a no-op for sums)."""
 
 
 class _TermTally(_Tally):
@@ -304,6 +315,10 @@ class _PLDTally(_Tally):
 
     def _build(self) -> None:
         """The state of the pending settings composed at once, as ``PLDAccountant`` composes a path."""
+        with _pinned():
+            self._build_pinned()
+
+    def _build_pinned(self) -> None:
         items = _items(Composition.of(self.pending))
         sides = ["remove", "add"] if any(self._asymmetric(s) for s, _ in items) else ["remove"]
         self.sides = {}
@@ -333,9 +348,12 @@ class _PLDTally(_Tally):
                 loss.add(setting, self.interval, side, count)
         self.pending.clear()
 
-    def epsilon(self, target_delta: float) -> float:
+    def settle(self) -> None:
         if self.pending:
             self._compose_pending()
+
+    def epsilon(self, target_delta: float) -> float:
+        self.settle()
         assert self.sides is not None
         return max(
             _epsilon_for_delta(loss.pmf(), self.interval, target_delta) for loss in self.sides.values()
@@ -353,30 +371,53 @@ _TALLIES: dict[type[Accountant], type[_Tally]] = {
 
 # ---- a history's state ----------------------------------------------------------------------------------
 class _Path:
-    """One worst-case path: its settings with counts, and the tallies of the accountants asked so far."""
+    """One worst-case path: its settings with counts, and the tallies of the accountants asked so far.
+
+    A copy remembers the path it was copied from (``origin``, whose counts no longer change once its state
+    is kept) and the settings whose counts changed since; an accountant first asked of the copy gets the
+    origin's tally (built there, and kept there for later copies) updated by those changes, so asking a
+    total of a history plus a few releases composes only the few. Links are kept two generations deep.
+    """
 
     def __init__(self, counts: Counter[PrivacyEvent]) -> None:
         self.counts = counts
         self.tallies: dict[Accountant, _Tally] = {}
+        self.origin: _Path | None = None
+        self.changed: set[PrivacyEvent] = set()
 
     def copy(self) -> _Path:
         out = _Path(Counter(self.counts))
         out.tallies = {a: t.copy() for a, t in self.tallies.items()}
+        out.origin = self
+        if self.origin is not None:
+            self.origin.origin = None  # at most two generations: older states may be let go
         return out
 
     def set(self, setting: PrivacyEvent, new: int) -> None:
         old = self.counts[setting]
         if new != old:
             self.counts[setting] = new
+            if self.origin is not None:
+                self.changed.add(setting)
             for tally in self.tallies.values():
                 tally.update(setting, old, new)
 
     def tally(self, accountant: Accountant) -> _Tally:
         tally = self.tallies.get(accountant)
-        if tally is None:
-            tally = self.tallies[accountant] = _TALLIES[type(accountant)](accountant)  # type: ignore[call-arg]
+        if tally is not None:
+            return tally
+        origin = self.origin
+        if origin is not None:
+            base = origin.tally(accountant)
+            base.settle()
+            tally = base.copy()
+            for setting in self.changed:
+                tally.update(setting, origin.counts[setting], self.counts[setting])
+        else:
+            tally = _TALLIES[type(accountant)](accountant)  # type: ignore[call-arg]
             for setting, count in self.counts.items():
                 tally.update(setting, 0, count)
+        self.tallies[accountant] = tally
         return tally
 
 
@@ -393,6 +434,7 @@ class _State:
         self.paths: dict[Any, _Path] = {(): _Path(Counter())}
         self.basic_whole = _ExactSums(2)
         self.basic_cells: dict[str, dict[str, _ExactSums]] = {}
+        self.totals: dict[tuple[Accountant, float], float] = {}  # kept states never change: memoised
 
     def copy(self) -> _State:
         out = _State()
@@ -454,7 +496,9 @@ class _State:
         choices = []
         for by, parts in sorted(self.cells.items()):
             kept = _undominated(parts.values())
-            choices.append([(by, next(p for p, c in parts.items() if c == cell)) for cell in kept])
+            # `_undominated` returns the first of each set of equal cells itself: found by identity (a
+            # Counter compares all its items even with itself).
+            choices.append([(by, next(p for p, c in parts.items() if c is cell)) for cell in kept])
         if math.prod(len(c) for c in choices) <= MAX_PATHS:
             return tuple(itertools.product(*choices))
         return ("union",)
@@ -499,6 +543,13 @@ class _State:
             return math.inf
         if isinstance(accountant, TightestAccountant):
             return min(self.epsilon(c, target_delta) for c in self._usable(accountant))
+        key = (accountant, target_delta)
+        total = self.totals.get(key)
+        if total is None:
+            total = self.totals[key] = self._epsilon(accountant, target_delta)
+        return total
+
+    def _epsilon(self, accountant: Accountant, target_delta: float) -> float:
         if isinstance(accountant, BasicComposition):
             epsilon, delta = self._basic_sums()
             return epsilon if delta <= target_delta * (1.0 + REL_SLACK) else math.inf
@@ -576,16 +627,24 @@ def _prefix_of(state: _State, history: Sequence[PrivacyEvent]) -> bool:
     return True
 
 
-def _state_of(history: Sequence[PrivacyEvent]) -> _State:
-    """A state of exactly ``history``: a kept one extended by the events it lacks (and kept)."""
-    best = max((s for s in _STATES if _prefix_of(s, history)), key=lambda s: len(s.events), default=None)
-    if best is not None and len(best.events) == len(history):
+def _state_of(history: Sequence[PrivacyEvent], new: Sequence[PrivacyEvent] = ()) -> _State:
+    """A state of exactly ``[*history, *new]``: a kept one, or the longest kept prefix extended by the
+    events it lacks. The states of ``history`` and of ``history + new`` are both kept: the next release
+    starts from the first, and the same question asked again (a spend re-checked under the write lock, the
+    total of a refused spend) finds the second with its totals."""
+    full = [*history, *new]
+    best = max((s for s in _STATES if _prefix_of(s, full)), key=lambda s: len(s.events), default=None)
+    if best is not None and len(best.events) == len(full):
         _STATES.remove(best)
         _STATES.append(best)
         return best
-    state = best.copy() if best is not None else _State()
-    state.extend(history[len(state.events) :])
-    _keep(state)
+    state = best
+    for upto in (len(history), len(full)):
+        if state is None or len(state.events) < upto:
+            state = state.copy() if state is not None else _State()
+            state.extend(full[len(state.events) : upto])
+            _keep(state)
+    assert state is not None
     return state
 
 
@@ -600,13 +659,10 @@ def _with_new(
 ) -> tuple[_State, float]:
     target_delta = _unit_closed(target_delta, "target_delta")
     history, new = as_events(history), accountant.check(new)
-    state = _state_of(history)
+    state = _state_of(history, new)
     reason = state.refusal(accountant)
     if reason is not None:
         accountant.check(history)  # raises UnsupportedEventError naming the refused events
-    if new:
-        state = state.copy()
-        state.extend(new)
     return state, target_delta
 
 
@@ -618,9 +674,24 @@ def epsilon(
 ) -> float:
     """``accountant.epsilon([*history, *new], target_delta)``, composing only what the kept state of a
     prefix of ``history`` lacks (bit for bit the same for every accountant but pld; see the module)."""
-    with _LOCK:
+    with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, new, target_delta)
         return state.epsilon(accountant, target_delta)
+
+
+def total(accountant: Accountant, history: Sequence[PrivacyEvent], target_delta: float) -> PrivacyTotal:
+    """``accountant.total(history, target_delta)`` from the kept state: ``epsilon`` and, for the tightest
+    accountant, ``via``, the first component with the smallest total (as ``TightestAccountant._via``)."""
+    with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
+        state, target_delta = _with_new(accountant, history, (), target_delta)
+        value = state.epsilon(accountant, target_delta)
+        via = accountant.name
+        if isinstance(accountant, TightestAccountant) and state.events and not state.non_private:
+            best, via = math.inf, accountant.components[0].name
+            for component in state._usable(accountant):
+                if (candidate := state.epsilon(component, target_delta)) < best:
+                    best, via = candidate, component.name
+        return PrivacyTotal(value, float(target_delta), accountant.name, via, len(state.events))
 
 
 def fits(
@@ -631,11 +702,8 @@ def fits(
     budget_epsilon: float,
 ) -> bool:
     """Whether ``epsilon(accountant, history, new, target_delta) <= budget_epsilon·(1 + REL_SLACK)``, the
-    ledger's budget check, stopping at the first of the tightest's components that certifies it. When it
-    fits, the state of ``history + new`` is kept (the next spend starts from it)."""
-    with _LOCK:
+    ledger's budget check, stopping at the first of the tightest's components that certifies it. The states
+    of ``history`` and ``history + new`` are kept, with the totals asked (``_state_of``)."""
+    with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, new, target_delta)
-        ok = state.fits(accountant, target_delta, budget_epsilon * (1.0 + REL_SLACK))
-        if ok and new:
-            _keep(state)
-        return ok
+        return state.fits(accountant, target_delta, budget_epsilon * (1.0 + REL_SLACK))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +18,7 @@ from dpdash.accounting import (
     Budget,
     BudgetExceededError,
     Dataset,
+    GaussianEvent,
     LaplaceEvent,
     Ledger,
     LedgerError,
@@ -25,7 +29,10 @@ from dpdash.accounting import (
     default_ledger_path,
     event_for,
     fingerprint,
+    get_accountant,
+    running,
 )
+from dpdash.accounting import ledger as ledger_module
 from dpdash.errors import ParameterError, ParameterTypeError
 
 FINGERPRINT = fingerprint(b"id,age\n1,40\n2,51\n")
@@ -206,6 +213,95 @@ def test_cumulative_totals_for_a_step_chart(ledger: Ledger, dataset: Dataset) ->
     assert [row["basic"] for _, row in rows] == pytest.approx([0.0, 0.1, 0.3, 0.6])
 
 
+class _Work:
+    """Counts the composition work done by ``running``, inside and outside the write lock."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.inside = False
+        self.counts = {(where, what): 0 for where in (True, False) for what in ("built", "added", "updated")}
+        self.before_lock: list[Any] = []  # rows another process writes just before the lock is taken
+        build, add = running._PLDTally._build, running._Loss.add
+        updates = {cls: cls.update for cls in (running._TermTally, running._OptimalTally)}
+        transaction = Ledger._transaction
+
+        def counted_build(tally: Any) -> None:
+            self.counts[(self.inside, "built")] += sum(tally.pending.values())
+            build(tally)
+
+        def counted_add(loss: Any, setting: Any, interval: float, side: str, count: int) -> None:
+            self.counts[(self.inside, "added")] += count
+            add(loss, setting, interval, side, count)
+
+        def counted_update(cls: type) -> Any:
+            def update(tally: Any, setting: Any, old: int, new: int) -> None:
+                self.counts[(self.inside, "updated")] += 1
+                updates[cls](tally, setting, old, new)
+
+            return update
+
+        @contextlib.contextmanager
+        def tracked(ledger: Ledger, doing: str = "write") -> Iterator[sqlite3.Connection]:
+            if self.before_lock:
+                other = sqlite3.connect(str(ledger.path), isolation_level=None)
+                other.executemany(ledger_module._INSERT_ENTRY, self.before_lock)
+                other.close()
+                self.before_lock = []
+            with transaction(ledger, doing) as conn:
+                self.inside = True
+                try:
+                    yield conn
+                finally:
+                    self.inside = False
+
+        monkeypatch.setattr(running._PLDTally, "_build", counted_build)
+        monkeypatch.setattr(running._Loss, "add", counted_add)
+        for cls in updates:
+            monkeypatch.setattr(cls, "update", counted_update(cls))
+        monkeypatch.setattr(Ledger, "_transaction", tracked)
+
+    def __getitem__(self, key: tuple[bool, str]) -> int:
+        return self.counts[key]
+
+
+def test_under_the_write_lock_a_spend_composes_only_what_was_added_since_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history is composed before the write lock is taken (from a read snapshot); under the lock only
+    the entries another process added since and the new release are, and a refusal's totals are computed
+    after the lock is released. The budget is one only PLD certifies, the most expensive check."""
+    history = [LaplaceEvent(epsilon=0.02 + 0.001 * i, sensitivity=1.0) for i in range(20)]
+    history += [GaussianEvent.from_sigma(sigma=30.0 + i, sensitivity=1.0, delta=1e-9) for i in range(10)]
+    others = [LaplaceEvent(epsilon=0.031 + 0.001 * i, sensitivity=1.0, query="other") for i in range(2)]
+    new = [LaplaceEvent(epsilon=0.0415, sensitivity=1.0, query="new")]
+    tightest, pld = get_accountant("tightest"), get_accountant("pld")
+    everything = history + others + new
+    limit = pld.epsilon(everything, 1e-5) * (1 + 1e-6)
+    assert all(c.epsilon(everything, 1e-5) > limit for c in tightest.usable(everything) if c is not pld)
+    running.clear()
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ds = ledger.add_dataset(name="t", fingerprint=FINGERPRINT, budget=Budget(limit, 1e-5))
+        ledger.spend_many(ds, history)
+        running.clear()  # as in a fresh process: nothing composed yet
+        work = _Work(monkeypatch)
+        work.before_lock = [
+            (f"other-{i}", 1, None, "2026-01-01T00:00:00+00:00", e.query, e.mechanism, e.epsilon, e.delta,
+             e.rho, ledger_module.canonical_json(e.to_dict()))
+            for i, e in enumerate(others)
+        ]
+        ledger.spend_many(ds, new)
+        assert work[(False, "built")] >= len(history)  # the history was composed outside the lock
+        assert work[(True, "built")] == 0
+        assert work[(True, "added")] <= len(others) + len(new)  # PLD: one side (symmetric settings)
+        assert work[(True, "updated")] <= (len(others) + len(new)) * 5  # the exact sums of 5 accountants
+        assert ledger.events(ds) == everything
+        # A refused spend: the decision under the lock from the kept state, its totals after the lock.
+        before = dict(work.counts)
+        with pytest.raises(BudgetExceededError, match="would bring the total to"):
+            ledger.spend(ds, LaplaceEvent(epsilon=0.5, sensitivity=1.0))
+        assert work[(True, "built")] == before[(True, "built")]
+        assert work[(True, "added")] == before[(True, "added")]
+
+
 # ---- append-only history -----------------------------------------------------------------------------
 
 
@@ -272,6 +368,22 @@ def test_export_import_round_trip(ledger: Ledger, dataset: Dataset, tmp_path: Pa
 
     # Into the ledger it came from: everything is already there.
     assert ledger.import_json(text, dataset=dataset).added == 0
+
+
+def test_an_import_adds_what_is_missing_in_the_export_order(
+    ledger: Ledger, dataset: Dataset, tmp_path: Path
+) -> None:
+    """Entries already present are skipped (checked in one query), the others added in the export's order."""
+    fill(ledger, dataset)
+    first = ledger.export_json(dataset)
+    with Ledger(tmp_path / "other.sqlite") as other:
+        other.trust_key(ledger.public_key)
+        other.import_json(first)
+        ledger.spend(dataset, LaplaceEvent(epsilon=0.05, sensitivity=1.0, query="later"))
+        ledger.spend(dataset, LaplaceEvent(epsilon=0.06, sensitivity=1.0, query="latest"))
+        report = other.import_json(ledger.export_json(dataset))
+        assert (report.added, report.present) == (2, 3)
+        assert other.entries(dataset) == ledger.entries(dataset)
 
 
 def test_export_to_and_import_from_files(ledger: Ledger, dataset: Dataset, tmp_path: Path) -> None:

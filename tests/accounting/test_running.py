@@ -93,6 +93,11 @@ def test_running_totals_equal_the_totals_from_scratch(name: str, data: st.DataOb
     for n in [*cuts, len(events)]:
         history = events[:n]
         assert same(name, running.epsilon(accountant, history, (), delta), accountant.epsilon(history, delta))
+        kept, scratch = running.total(accountant, history, delta), accountant.total(history, delta)
+        assert same(name, kept.epsilon, scratch.epsilon)
+        assert (kept.delta, kept.accountant, kept.via, kept.events) == (
+            scratch.delta, scratch.accountant, scratch.via, scratch.events
+        )
         if n < len(events):
             new = events[n : n + 2]
             both = accountant.epsilon(history + new, delta)
