@@ -231,3 +231,33 @@ def test_malformed_exports_are_messages(source: Ledger, change) -> None:  # type
 def test_an_export_nested_100000_deep_is_a_message(source: Ledger) -> None:
     with pytest.raises(LedgerError, match="nested too deeply"):
         source.import_json("[" * 100_000 + "]" * 100_000)
+
+
+def test_an_import_does_not_recompute_the_stated_accountant_total(
+    source: Ledger, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verifying an export checks its count and basic totals only: the stated total under the dataset's
+    accountant (which for PLD means composing every entry from scratch, 30 s for 3 000 varied entries) is
+    not recomputed; the signature proves the document, and the ledger computes its own totals."""
+    from dpdash.accounting import ledger as ledger_module
+
+    text = source.export_json(A)
+
+    def no_total(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the import recomputed the export's stated totals")
+
+    monkeypatch.setattr(ledger_module, "_totals_record", no_total)
+    with Ledger(tmp_path / "fresh.sqlite") as fresh:
+        fresh.trust_key(source.public_key)
+        assert fresh.import_json(text).added == 4
+    document = json.loads(text)
+    document["totals"]["accountant"]["name"] = "pld"  # a careless edit of the stated accountant is refused
+    with pytest.raises(LedgerError, match="totals do not match"):
+        source.import_json(reseal_keeping_totals(document))
+
+
+def reseal_keeping_totals(document: Document) -> str:
+    """The digest recomputed, the (edited) totals kept, unsigned."""
+    document.pop("signature", None)
+    document["entries_sha256"] = hashlib.sha256(canonical_json(document["entries"]).encode()).hexdigest()
+    return json.dumps(document)
