@@ -101,7 +101,7 @@ with st.container(border=True):
             try:  # at a tiny typed ε, report-noisy-max's exact chances are too long a sum to show
                 chances = selector.probabilities(utilities)
             except DPDashError as error:
-                st.warning(f"{error}", icon=":material/warning:")
+                st.warning(md(error), icon=":material/warning:")
                 continue
             top = np.argsort(-chances)[:10]
             st.markdown(

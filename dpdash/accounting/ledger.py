@@ -714,18 +714,7 @@ class Ledger:
                 conn.executemany(
                     _INSERT_ENTRY,
                     [
-                        (
-                            entry.uid,
-                            dataset_id,
-                            session_id,
-                            entry.created_at,
-                            entry.event.query,
-                            entry.event.mechanism,
-                            entry.event.epsilon,
-                            entry.event.delta,
-                            entry.event.rho,
-                            text,
-                        )
+                        _entry_row(entry, dataset_id, session_id, text)
                         for entry, text in zip(entries, texts, strict=True)
                     ],
                 )
@@ -1024,16 +1013,10 @@ class Ledger:
             conn.executemany(
                 _INSERT_ENTRY,
                 [
-                    (
-                        entry.uid,
+                    _entry_row(
+                        entry,
                         dataset_id,
                         session_ids.get(entry.session) if entry.session else None,
-                        entry.created_at,
-                        entry.event.query,
-                        entry.event.mechanism,
-                        entry.event.epsilon,
-                        entry.event.delta,
-                        entry.event.rho,
                         texts[entry.uid],
                     )
                     for entry in fresh
@@ -1093,6 +1076,15 @@ def _text(value: object, name: str, *, allow_empty: bool = False) -> str:
     if not value and not allow_empty:
         raise ParameterError(f"{name} must be a non-empty string, got {name}={value!r}")
     return value
+
+
+def _entry_row(entry: Entry, dataset_id: int, session_id: int | None, text: str) -> tuple[Any, ...]:
+    """The values of ``_INSERT_ENTRY`` for one entry whose event is ``text`` (its canonical JSON)."""
+    event = entry.event
+    return (
+        entry.uid, dataset_id, session_id, entry.created_at, event.query, event.mechanism,
+        event.epsilon, event.delta, event.rho, text,
+    )  # fmt: skip
 
 
 def _remaining(budget: Budget, spent: float) -> float:
