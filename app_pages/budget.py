@@ -85,8 +85,11 @@ st.dataframe(log, hide_index=True, key="budget_log")
 st.subheader("Export and import")
 left, right = st.columns(2)
 left.download_button(
-    "Export this table's ledger (JSON)", ledger().export_json(record), file_name="dpdash-ledger.json",
-    mime="application/json", key="budget_export",
+    "Export this table's ledger (JSON)",
+    ledger().export_json(record),
+    file_name="dpdash-ledger.json",
+    mime="application/json",
+    key="budget_export",
 )
 left.download_button(
     "Stakeholder report (one-page HTML)",

@@ -31,7 +31,6 @@ TIERS = {
 }
 
 
-
 def _blank(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
@@ -79,15 +78,19 @@ with st.expander("Column types (as read; change them here)"):
     )  # fmt: skip
     lossy_ok = st.checkbox("Turn values that do not convert into missing values", key="data_types_lossy")
     if st.button("Apply the types", key="data_types_apply"):
-        data = table.data
+        data, changes = table.data, []
         try:
             for column, kind in zip(edited["column"], edited["type"], strict=True):
                 if kinds[column] != kind:
                     data = coerce_column(data, column, kind, drop_invalid=lossy_ok)
+                    changes.append((column, kind))
         except DPDashError as error:
             st.error(f"The types were not changed: {md(error)}", icon=":material/error:")
         else:
-            use_table(table.name, table.source, data, table.facts)
+            use_table(
+                table.name, table.source, data, table.facts, identity=table.identity,
+                coercions=(*table.coercions, *changes), lossy=table.lossy or (lossy_ok and bool(changes)),
+            )  # fmt: skip
             st.rerun()
 
 # ---- public facts -------------------------------------------------------------------------------------
@@ -113,7 +116,8 @@ with st.form("data_facts"):
     )  # fmt: skip
     category_rows = [
         {"column": c, "categories": ", ".join(map(str, facts.categories.get(c, ())))}
-        for c in categorical if c != facts.id_column
+        for c in categorical
+        if c != facts.id_column
     ]
     categories_table = st.data_editor(
         pd.DataFrame(category_rows, columns=["column", "categories"]), hide_index=True,
@@ -153,7 +157,10 @@ with st.form("data_facts"):
         except DPDashError as error:
             st.error(f"The facts were not saved: {md(error)}", icon=":material/error:")
         else:
-            use_table(table.name, table.source, table.data, new_facts)
+            use_table(
+                table.name, table.source, table.data, new_facts, identity=table.identity,
+                coercions=table.coercions, lossy=table.lossy,
+            )  # fmt: skip
             st.session_state["data_facts_saved"] = True
             st.rerun()
 if st.session_state.pop("data_facts_saved", False):
@@ -195,7 +202,7 @@ else:
         chosen = preset or (epsilon, delta)
         try:
             ledger().add_dataset(
-                name=table.name, fingerprint=table.fingerprint,
+                name=table.name, fingerprint=table.identity,
                 budget=Budget(epsilon=chosen[0], delta=chosen[1]), accountant=accountant,
             )  # fmt: skip
         except DPDashError as error:

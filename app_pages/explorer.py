@@ -81,6 +81,8 @@ st.markdown(
     "within ±a (integer mechanisms: a whole number). The **union bound** is the textbook bound "
     "(Dwork & Roth, Thm 3.8), shown for comparison: it is never tighter."
 )
+
+
 def _delta_text(delta: float) -> str:
     return "" if delta != delta else "0 (pure)" if delta == 0 else f"{delta:.0e}"  # NaN: unavailable
 

@@ -121,7 +121,9 @@ else:
 st.download_button(
     "Stakeholder report of this plan (HTML)",
     plan_report(record, plan, unit_of_privacy=table.facts.unit.describe()),
-    file_name="dpdash-release-plan.html", mime="text/html", key="planner_report",
+    file_name="dpdash-release-plan.html",
+    mime="text/html",
+    key="planner_report",
 )
 
 st.subheader("What if?")

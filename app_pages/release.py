@@ -252,7 +252,13 @@ else:
             del st.session_state[_CONFIRMING]
             try:
                 result = release(
-                    query, mechanism, table.data, epsilon=epsilon, delta=delta or None, confidence=confidence
+                    query,
+                    mechanism,
+                    table.data,
+                    epsilon=epsilon,
+                    delta=delta or None,
+                    confidence=confidence,
+                    identity=table.identity,
                 )
                 ledger().spend_release(record, result, session=ledger_session())  # committed before shown
             except DPDashError as error:

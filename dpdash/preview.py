@@ -60,9 +60,7 @@ def chance_below(mechanism: NoiseMechanism, true_values: npt.ArrayLike, threshol
     return np.asarray(noise.cdf(gap), dtype=float)
 
 
-def chance_of_crossing(
-    mechanism: NoiseMechanism, true_values: npt.ArrayLike, threshold: float
-) -> np.ndarray:
+def chance_of_crossing(mechanism: NoiseMechanism, true_values: npt.ArrayLike, threshold: float) -> np.ndarray:
     """The chance that noise puts the release on the other side of ``threshold`` than the true value:
     Pr[release < threshold] when true ≥ threshold, else Pr[release ≥ threshold]."""
     values = _answers(true_values)

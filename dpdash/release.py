@@ -217,7 +217,9 @@ class Release:
     ``noisy_values`` (before it), ``labels``, ``postprocessing`` (the steps applied, in order),
     ``query`` (the spec, ``query_from_dict`` rebuilds it), ``mechanism``, ``pieces``, ``epsilon`` and
     ``delta`` (the total spent), ``neighbours``, ``unit_of_privacy``, ``guarantee``, ``accuracy``,
-    ``combination`` (composite queries), ``dataset_fingerprint``, ``created_at`` (ISO 8601, UTC).
+    ``combination`` (composite queries), ``dataset_fingerprint`` (the exact table queried),
+    ``dataset_identity`` (the budget's key: ``dpdash.accounting.fingerprint`` of the table as loaded),
+    ``created_at`` (ISO 8601, UTC).
 
     NOT PRIVATE, kept apart (not compared, not serialised unless ``include_private=True``):
     ``true_values`` and ``report``.
@@ -240,6 +242,7 @@ class Release:
     combination: str | None
     dataset_fingerprint: str
     created_at: str
+    dataset_identity: str | None = None
     true_values: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
     report: DataReport | None = field(default=None, compare=False, repr=False)
 
@@ -273,6 +276,7 @@ class Release:
             "accuracy": self.accuracy.to_dict(),
             "combination": self.combination,
             "dataset_fingerprint": self.dataset_fingerprint,
+            "dataset_identity": self.dataset_identity,
             "created_at": self.created_at,
         }
         if include_private:
@@ -315,6 +319,9 @@ class Release:
                 combination=data.get("combination"),
                 dataset_fingerprint=str(data["dataset_fingerprint"]),
                 created_at=str(data["created_at"]),
+                dataset_identity=None
+                if data.get("dataset_identity") is None
+                else str(data["dataset_identity"]),
             )
         except KeyError as missing:
             raise ParameterError(f"a release record lacks the field {missing}") from None
@@ -387,6 +394,7 @@ def release(
     confidence: float = 0.95,
     postprocess: Sequence[str] = (),
     options: Mapping[str, Any] | None = None,
+    identity: str | None = None,
 ) -> Release:
     """Release a query's answer on ``df`` with a mechanism calibrated to its exact sensitivity.
 
@@ -405,6 +413,8 @@ def release(
         options: further mechanism arguments that keep the calibration: only those in ``OPTIONS``
             (``{"calibration": "classic"}`` for Gaussian, ``{"gamma": 0.2}`` for Staircase); ε, δ and
             the sensitivity are refused there.
+        identity: the dataset identity the budget is kept under (``dpdash.accounting.fingerprint`` of
+            the table as loaded, before any type changes); computed from ``df`` when None.
 
     How the budget is used. A numeric query gets the mechanism with ε (and δ) and the sensitivity in
     the mechanism's norm (ℓ1 for Laplace and geometric, ℓ2 for Gaussian). Mechanisms whose guarantee
@@ -443,6 +453,12 @@ def release(
 
     evaluation = query.evaluate(df)
     fingerprint = dataset_fingerprint(df)
+    if identity is None:
+        from dpdash.identity import content_fingerprint
+
+        identity = content_fingerprint(df)
+    elif not isinstance(identity, str) or not identity:
+        raise ParameterTypeError(f"identity must be a fingerprint string, got {identity!r}")
     if isinstance(query, SelectionQuery):
         pieces, noisy, accuracy = _release_selection(
             query, cls, evaluation.utilities, epsilon, confidence, extra
@@ -480,6 +496,7 @@ def release(
         accuracy=accuracy,
         combination=query.combination if isinstance(query, CompositeQuery) else None,
         dataset_fingerprint=fingerprint,
+        dataset_identity=identity,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         true_values=tuple(_plain(v) for v in np.asarray(evaluation.values).ravel()),
         report=evaluation.report,

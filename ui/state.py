@@ -15,6 +15,7 @@ import streamlit as st
 from dpdash.accounting import BudgetStatus, Dataset, Ledger, Session, fingerprint
 from dpdash.datasets import PublicFacts, load_example
 from dpdash.queries import Evaluation, Query
+from dpdash.release import dataset_fingerprint
 
 _DATASET = "dpdash_dataset"
 _LEDGER = "dpdash_ledger"
@@ -26,32 +27,54 @@ DEFAULT_EXAMPLE = "patients"
 
 @dataclass(frozen=True, eq=False)
 class ActiveTable:
-    """The table this session works on, with its declared public facts and content fingerprint."""
+    """The table this session works on, with its declared public facts.
+
+    ``identity`` is the key its budget is kept under (``dpdash.accounting.fingerprint`` of the table as
+    first loaded: the same whatever types are chosen later); ``fingerprint`` is the exact table as it is now
+    (``dataset_fingerprint``, what a release record states); ``coercions`` are the type changes applied
+    since loading, in order, as (column, kind), with ``lossy`` whether values that did not convert became
+    missing.
+    """
 
     name: str
     source: str
     data: pd.DataFrame
     facts: PublicFacts
     fingerprint: str
+    identity: str
+    coercions: tuple[tuple[str, str], ...] = ()
+    lossy: bool = False
 
 
 @st.cache_data(show_spinner="Loading the example…", max_entries=4)
-def _example(name: str) -> tuple[pd.DataFrame, PublicFacts, str, str]:
+def _example(name: str) -> tuple[pd.DataFrame, PublicFacts, str, str, str]:
     example = load_example(name)
-    return example.data, example.facts, example.title, fingerprint(example.data)
+    data = example.data
+    return data, example.facts, example.title, dataset_fingerprint(data), fingerprint(data)
 
 
 def use_example(name: str) -> ActiveTable:
     """Make a built-in example the active table."""
-    data, facts, title, digest = _example(name)
-    table = ActiveTable(title, f"built-in example '{name}'", data, facts, digest)
+    data, facts, title, digest, identity = _example(name)
+    table = ActiveTable(title, f"built-in example '{name}'", data, facts, digest, identity)
     st.session_state[_DATASET] = table
     return table
 
 
-def use_table(name: str, source: str, data: pd.DataFrame, facts: PublicFacts) -> ActiveTable:
-    """Make an uploaded (or edited) table the active one."""
-    table = ActiveTable(name, source, data, facts, fingerprint(data))
+def use_table(
+    name: str,
+    source: str,
+    data: pd.DataFrame,
+    facts: PublicFacts,
+    *,
+    identity: str | None = None,
+    coercions: tuple[tuple[str, str], ...] = (),
+    lossy: bool = False,
+) -> ActiveTable:
+    """Make an uploaded (or edited) table the active one; ``identity`` is the loaded table's (computed
+    here when None: a new load)."""
+    identity = fingerprint(data) if identity is None else identity
+    table = ActiveTable(name, source, data, facts, dataset_fingerprint(data), identity, coercions, lossy)
     st.session_state[_DATASET] = table
     return table
 
@@ -82,7 +105,7 @@ def ledger_session() -> Session:
 
 def registered(table: ActiveTable) -> Dataset | None:
     """The ledger's record of this table (its budget and accountant), or None before a budget is set."""
-    return ledger().find_dataset(table.fingerprint)
+    return ledger().find_dataset(table.identity)
 
 
 def budget_status(table: ActiveTable) -> BudgetStatus | None:

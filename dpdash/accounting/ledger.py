@@ -172,10 +172,11 @@ def default_ledger_path() -> Path:
 
 
 def fingerprint(data: Any) -> str:
-    """A content fingerprint, ``"sha256:<hex>"``, of a dataset's bytes or of a pandas DataFrame.
+    """A dataset's identity, ``"sha256:<hex>"``: the key its budget is kept under.
 
-    A DataFrame gets ``dpdash.release.dataset_fingerprint`` (the fingerprint every ``Release`` records), so
-    the same table read from CSV or Parquet gets the same fingerprint; bytes (a file) their SHA-256.
+    A DataFrame gets ``dpdash.identity.content_fingerprint``: the same rows give the same identity whatever
+    their order, the columns' order, the file's format or the columns' types, so the budget follows the
+    people in the table, not how it was read. Bytes (a file) get their SHA-256.
 
     >>> fingerprint(b"abc")
     'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
@@ -183,9 +184,9 @@ def fingerprint(data: Any) -> str:
     if isinstance(data, (bytes, bytearray, memoryview)):
         return "sha256:" + hashlib.sha256(bytes(data)).hexdigest()
     if hasattr(data, "columns") and hasattr(data, "dtypes"):
-        from dpdash.release import dataset_fingerprint
+        from dpdash.identity import content_fingerprint
 
-        return dataset_fingerprint(data)
+        return content_fingerprint(data)
     raise ParameterTypeError(f"data must be bytes or a pandas DataFrame, got {type(data).__name__}")
 
 
@@ -737,11 +738,12 @@ class Ledger:
     ) -> list[Entry]:
         """Record a ``dpdash.release.Release`` (its events: ``events_for_release``), all or nothing.
 
-        The release must have been computed on this dataset (same fingerprint). ``release()`` has drawn the
+        The release must have been computed on this dataset: its ``dataset_identity`` (or, for records
+        without one, its ``dataset_fingerprint``) is the dataset's fingerprint. ``release()`` has drawn the
         values already: show or hand them out only after this returns.
         """
         ds = self.dataset(dataset)
-        drawn_on = getattr(release, "dataset_fingerprint", None)
+        drawn_on = getattr(release, "dataset_identity", None) or getattr(release, "dataset_fingerprint", None)
         if drawn_on != ds.fingerprint:
             raise ParameterError(
                 f"the release was computed on the table {drawn_on!r}, not on dataset {ds.name!r} "
@@ -862,7 +864,7 @@ class Ledger:
             rows = conn.execute(
                 "SELECT key, value FROM meta WHERE key LIKE ? ORDER BY key", (f"{_TRUSTED_PREFIX}%",)
             ).fetchall()
-        return {key[len(_TRUSTED_PREFIX):]: label for key, label in rows}
+        return {key[len(_TRUSTED_PREFIX) :]: label for key, label in rows}
 
     # ---- export and import ----------------------------------------------------------------------
     def export_json(self, dataset: Dataset | str) -> str:
@@ -940,9 +942,7 @@ class Ledger:
             existing = self._find(conn, ds.fingerprint)
             if existing is None:
                 if not trusted:
-                    origin = (
-                        "unsigned" if signer is None else f"signed by {signer}, a key it does not trust"
-                    )
+                    origin = "unsigned" if signer is None else f"signed by {signer}, a key it does not trust"
                     raise LedgerError(
                         f"the export would create dataset {ds.name!r} ({ds.fingerprint}) with its budget and "
                         f"history, but it is {origin}: an unverified export could understate what was spent. "

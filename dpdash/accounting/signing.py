@@ -45,8 +45,10 @@ def public_key(private_hex: str) -> str:
     """The public key ``ed25519:<hex>`` of a private key."""
     from cryptography.hazmat.primitives import serialization
 
-    raw = _private(private_hex).public_key().public_bytes(
-        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    raw = (
+        _private(private_hex)
+        .public_key()
+        .public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     )
     return f"{ALGORITHM}:{raw.hex()}"
 

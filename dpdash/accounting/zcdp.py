@@ -12,6 +12,7 @@ from dpdash.errors import ParameterError
 
 __all__ = ["ZCDPAccountant", "zcdp_delta", "zcdp_epsilon"]
 
+
 class ZCDPAccountant(Accountant):
     """zCDP composition (Bun & Steinke 2016): ρ-zCDP releases compose to (Σρ_i)-zCDP, converted to (ε, δ)
     with ``zcdp_epsilon`` / ``zcdp_delta``.

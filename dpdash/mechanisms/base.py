@@ -168,9 +168,7 @@ class NoiseMechanism(ABC):
         return build(smallest_true(meets, lo, hi))
 
     @classmethod
-    def _first_meeting(
-        cls, epsilon: float, alpha: float, confidence: float, k: int, **params: Any
-    ) -> Self:
+    def _first_meeting(cls, epsilon: float, alpha: float, confidence: float, k: int, **params: Any) -> Self:
         """The mechanism at ``epsilon`` (a closed-form answer), stepped up one ulp at a time until its
         accuracy is ≤ α: rounding in the closed form can leave it one ulp short."""
         if epsilon > check.EPSILON_MAX:

@@ -87,9 +87,7 @@ def shape(size: object) -> tuple[int, ...]:
     out = []
     for d in dims:
         if isinstance(d, bool) or not isinstance(d, numbers.Integral):
-            raise ParameterTypeError(
-                f"size must be {rule}, got size={size!r} ({type(size).__name__})"
-            )
+            raise ParameterTypeError(f"size must be {rule}, got size={size!r} ({type(size).__name__})")
         if d < 0:
             raise _fail("size", rule, size)
         out.append(int(d))
@@ -100,9 +98,7 @@ def integer_in(value: object, name: str, low: int, high: int, high_text: str) ->
     """An integer in [low, high] (``high_text`` spells ``high`` in the message)."""
     rule = f"an integer in [{low}, {high_text}]"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ParameterTypeError(
-            f"{name} must be {rule}, got {name}={value!r} ({type(value).__name__})"
-        )
+        raise ParameterTypeError(f"{name} must be {rule}, got {name}={value!r} ({type(value).__name__})")
     x = int(value)
     if not low <= x <= high:
         raise _fail(name, rule, value)

@@ -110,9 +110,7 @@ class LazyUniform:
             self.extend()
 
 
-def uniform_integers(
-    upper: int, size: _params.Size = 1, *, _bits: BitSource | None = None
-) -> np.ndarray:
+def uniform_integers(upper: int, size: _params.Size = 1, *, _bits: BitSource | None = None) -> np.ndarray:
     """Uniform integers on {0, …, upper − 1}, exactly, from OS randomness.
 
     Algorithm: rejection ("draw k = ⌈log2 upper⌉ random bits, keep the value if it is < upper, else

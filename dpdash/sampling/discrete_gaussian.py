@@ -103,10 +103,7 @@ def acceptance_table(sigma_squared: Fraction) -> AcceptanceTable:
         lows, highs = grid_lo[:entries], grid_hi[:entries]
     else:
         lows = [min(grid_lo[k], grid_lo[k + 1]) for k in range(entries)]
-        highs = [
-            one if k * m < c < (k + 1) * m else max(grid_hi[k], grid_hi[k + 1])
-            for k in range(entries)
-        ]
+        highs = [one if k * m < c < (k + 1) * m else max(grid_hi[k], grid_hi[k + 1]) for k in range(entries)]
     # the sentinel entry for y ≥ entries·m: the trivial bounds 0 ≤ A(y) ≤ 1
     lows, highs = [*lows, 0], [*highs, one]
     bounds = partial(acceptance_bounds, sigma_squared, c)
@@ -123,9 +120,7 @@ def _accept(table: AcceptanceTable, y: np.ndarray, bits: BitSource | None) -> np
     return table.thresholds.less(bracket, y.size, bits, keys=y)
 
 
-def sample_discrete_gaussian(
-    sigma_squared: Fraction, n: int, bits: BitSource | None = None
-) -> np.ndarray:
+def sample_discrete_gaussian(sigma_squared: Fraction, n: int, bits: BitSource | None = None) -> np.ndarray:
     """``n`` exact discrete Gaussian draws for a validated rational σ², as int64 (no checks).
 
     Proposals are made in batches sized from the acceptance count so far, and the first ``n``

@@ -60,9 +60,7 @@ def round_out(bounds: Bounds, from_prec: int, to_prec: int) -> Bounds:
     """Re-express a bound at a lower precision, rounding outward (so it stays valid)."""
     shift = from_prec - to_prec
     if shift < 0:
-        raise ValueError(
-            f"to_prec must be <= from_prec, got to_prec={to_prec}, from_prec={from_prec}"
-        )
+        raise ValueError(f"to_prec must be <= from_prec, got to_prec={to_prec}, from_prec={from_prec}")
     return bounds[0] >> shift, ceil_shift(bounds[1], shift)
 
 

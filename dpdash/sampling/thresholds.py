@@ -76,9 +76,7 @@ class SortedThresholds:
 
     __slots__ = ("_bounds", "ceil64_m1", "floor64", "guide", "size")
 
-    def __init__(
-        self, lows: Sequence[int], highs: Sequence[int], prec: int, bounds: BoundFunction
-    ) -> None:
+    def __init__(self, lows: Sequence[int], highs: Sequence[int], prec: int, bounds: BoundFunction) -> None:
         if prec < 64:
             raise ValueError(f"prec must be >= 64, got prec={prec}")
         self.size = len(lows)
@@ -149,9 +147,7 @@ class IndexedThresholds:
 
     __slots__ = ("_bounds", "ceil16", "ceil64_m1", "floor16", "floor64", "size")
 
-    def __init__(
-        self, lows: Sequence[int], highs: Sequence[int], prec: int, bounds: BoundFunction
-    ) -> None:
+    def __init__(self, lows: Sequence[int], highs: Sequence[int], prec: int, bounds: BoundFunction) -> None:
         if prec < 64:
             raise ValueError(f"prec must be >= 64, got prec={prec}")
         self.size = len(lows)

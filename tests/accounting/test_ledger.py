@@ -514,7 +514,7 @@ def test_spend_release(ledger: Ledger) -> None:
     df = pd.DataFrame({"age": [34, 71, 68, 25]})
     ds = ledger.add_dataset(name="ages", fingerprint=fingerprint(df), budget=Budget(1.0), accountant="basic")
     result = release(Mean(column="age", bounds=Bounds(0, 100)), "Laplace", df, epsilon=0.6)
-    assert result.dataset_fingerprint == ds.fingerprint
+    assert result.dataset_identity == ds.fingerprint
     entries = ledger.spend_release(ds, result)
     assert [e.query for e in entries] == ["mean of age: sum", "mean of age: count"]
     assert ledger.remaining(ds) == pytest.approx(0.4)
