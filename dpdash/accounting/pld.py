@@ -401,9 +401,13 @@ _COMPOSER = _Composer()
 
 def _delta_for_epsilon(pmf: _Pmf, interval: float, epsilon: float) -> float:
     """δ(ε) = P[L = ∞] + Σ_{l > ε} P[L = l]·(1 − e^(ε − l)), the hockey-stick divergence."""
-    losses = (pmf.lower + np.arange(len(pmf.probs))) * interval
+    # Only the grid points above ε count: start a little below the first (floor is exact up to rounding)
+    # and let the comparison on the computed losses decide, as over the whole grid.
+    first = max(0, min(len(pmf.probs), math.floor(epsilon / interval) - pmf.lower - 2))
+    losses = (pmf.lower + np.arange(first, len(pmf.probs))) * interval
     above = losses > epsilon
-    return float(pmf.infinity + np.dot(-np.expm1(epsilon - losses[above]), pmf.probs[above]))
+    tail = pmf.probs[first:]
+    return float(pmf.infinity + np.dot(-np.expm1(epsilon - losses[above]), tail[above]))
 
 
 def _epsilon_for_delta(pmf: _Pmf, interval: float, delta: float) -> float:

@@ -29,12 +29,14 @@ keeps the states of both, so the same question asked again (the ledger checks a 
 snapshot, before its write lock, and again under it) composes only what was added in between.
 
 PLD is different: each path keeps its composed loss pmf (per side), and a new release is one convolution
-with that release's pmf, after which the pmf is cut to the window outside which Bernstein's inequality
-leaves at most ``TAIL_MASS`` (that mass bound is added to the infinite loss, as ``PLDAccountant`` does
-once). The state starts from ``PLDAccountant``'s own composition, so it is the same number until a release
-is added; after that it differs from composing everything at once only by floating-point rounding in the
-FFTs and by ``TAIL_MASS`` per cut, both pessimistic or far below the grid's own rounding (the tests bound
-the difference).
+with that release's pmf, after which each tail of at most ``TAIL_MASS``/2 of mass (as computed) is cut off
+and its mass counted at the infinite loss (pessimistic, as dp_accounting's tail truncation). The state
+starts from ``PLDAccountant``'s own composition, so it is the same number until a release is added; after
+that it differs from composing everything at once only by floating-point rounding in the FFTs and by the
+masses cut (at most ``TAIL_MASS`` per cut), both far below the grid's own rounding (the tests bound the
+difference). The budget check asks PLD for δ at the budget's ε instead of ε at its δ (the same question:
+δ(ε) is non-increasing), one pass over the tail above the budget, unless the answer is within a relative
+``FITS_MARGIN`` of the target δ, where it computes ε.
 """
 
 from __future__ import annotations
@@ -71,12 +73,11 @@ from dpdash.accounting.optimal import (
 )
 from dpdash.accounting.pld import (
     _COMPOSER,
-    _LOG_TWO_OVER_TAIL,
     TAIL_MASS,
     PLDAccountant,
+    _delta_for_epsilon,
     _epsilon_for_delta,
     _items,
-    _moments,
     _pinned,
     _Pmf,
     _side,
@@ -93,6 +94,8 @@ MAX_STATES = 8
 # The tightest accountant asks its components in this order when checking a budget: cheapest first.
 _CHEAP_FIRST = ("basic", "zcdp", "advanced", "rdp", "optimal", "pld")
 _SCALE = 1074  # every finite double is an integer multiple of 2**-1074
+# PLD's budget check decides from δ(limit) unless δ(limit) is within this relative distance of the target δ.
+FITS_MARGIN = 1e-6
 
 
 # ---- exact sums ------------------------------------------------------------------------------------
@@ -246,51 +249,45 @@ class _OptimalTally(_Tally):
 
 @dataclasses.dataclass
 class _Loss:
-    """One side's composed loss pmf of a path, with what its Bernstein window needs (see ``pld._Composer``):
-    the grid index ``lower`` of the whole span's first loss, the span, the index moments, and the pmf over
-    [offset, offset + len) of the span. ``infinity`` is the mass at +∞ of the composition it was built as;
-    releases added since multiply the finite mass by e^log_keep and add TAIL_MASS per cut."""
+    """One side's composed loss pmf of a path: mass ``probs[i]`` at loss (lower + i)·interval, and
+    ``infinity``, the mass at +∞ of the composition it was built as. Releases added since multiply the
+    finite mass by e^log_keep; the masses cut from the tails (``dropped``) count at +∞ (pessimistic)."""
 
     lower: int
-    span: int
-    mean: float
-    variance: float
-    spread: float
-    offset: int
     probs: np.ndarray
     infinity: float
     log_keep: float = 0.0
-    cuts: int = 0
+    dropped: float = 0.0
     added: bool = False
 
     def add(self, setting: PrivacyEvent, interval: float, side: str, count: int) -> None:
         single = _side(setting, interval, side)
-        m, v, d = _moments(setting, interval, side)
         for _ in range(count):
             self.lower += single.lower
-            self.span += len(single.probs) - 1
-            self.mean, self.variance, self.spread = self.mean + m, self.variance + v, max(self.spread, d)
             self.log_keep += math.log1p(-single.infinity)
             self.probs = np.clip(signal.oaconvolve(self.probs, single.probs), 0.0, None)
         self.added = True
-        linear = 2.0 * self.spread * _LOG_TWO_OVER_TAIL / 3.0
-        reach = (linear + math.sqrt(linear * linear + 8.0 * self.variance * _LOG_TWO_OVER_TAIL)) / 2.0
-        hi = int(min(self.span, math.ceil(self.mean + reach)))
-        lo = int(max(0, math.floor(self.mean - reach)))
-        start, stop = max(lo, self.offset), min(hi, self.offset + len(self.probs) - 1)
-        # Cut only when it saves a tenth of the array: fewer cuts, fewer TAIL_MASS bounds added.
-        if (stop - start + 1) * 1.1 < len(self.probs):
-            self.probs = self.probs[start - self.offset : stop - self.offset + 1].copy()
-            self.offset = start
-            self.cuts += 1
+        self._cut()
+
+    def _cut(self) -> None:
+        """Drop each tail of at most TAIL_MASS/2 of mass, and count what was dropped at +∞; only when it
+        saves a tenth of the array (fewer, larger cuts)."""
+        probs = self.probs
+        left, right = np.cumsum(probs), np.cumsum(probs[::-1])
+        start = int(np.searchsorted(left, TAIL_MASS / 2, side="right"))  # probs[:start] sum to ≤ TAIL/2
+        tail = int(np.searchsorted(right, TAIL_MASS / 2, side="right"))
+        stop = len(probs) - tail
+        if start < stop and (stop - start) * 1.1 < len(probs):
+            self.dropped += float(left[start - 1]) if start else 0.0
+            self.dropped += float(right[tail - 1]) if tail else 0.0
+            self.probs = probs[start:stop].copy()
+            self.lower += start
 
     def pmf(self) -> _Pmf:
         if not self.added:
-            return _Pmf(self.lower + self.offset, self.probs, self.infinity)
+            return _Pmf(self.lower, self.probs, self.infinity)
         finite = math.log1p(-self.infinity) + self.log_keep if self.infinity < 1.0 else -math.inf
-        return _Pmf(
-            self.lower + self.offset, self.probs, min(1.0, -math.expm1(finite) + self.cuts * TAIL_MASS)
-        )
+        return _Pmf(self.lower, self.probs, min(1.0, -math.expm1(finite) + self.dropped))
 
 
 class _PLDTally(_Tally):
@@ -324,17 +321,7 @@ class _PLDTally(_Tally):
         self.sides = {}
         for side in sides:
             composed = _COMPOSER.compose(items, self.interval, side)
-            lower = span = 0
-            mean = variance = spread = 0.0
-            for setting, k in items:
-                single = _side(setting, self.interval, side)
-                m, v, d = _moments(setting, self.interval, side)
-                lower, span = lower + k * single.lower, span + k * (len(single.probs) - 1)
-                mean, variance, spread = mean + k * m, variance + k * v, max(spread, d)
-            offset = composed.lower - lower
-            self.sides[side] = _Loss(
-                lower, span, mean, variance, spread, offset, composed.probs, composed.infinity
-            )
+            self.sides[side] = _Loss(composed.lower, composed.probs, composed.infinity)
         self.pending.clear()
 
     def _compose_pending(self) -> None:
@@ -358,6 +345,24 @@ class _PLDTally(_Tally):
         return max(
             _epsilon_for_delta(loss.pmf(), self.interval, target_delta) for loss in self.sides.values()
         )
+
+    def fits(self, target_delta: float, limit: float) -> bool | None:
+        """Whether ``epsilon(target_delta) <= limit``, from δ(limit): the hockey-stick divergence δ(ε) is
+        non-increasing, so ε(δ) ≤ limit exactly when δ(limit) ≤ δ. One pass over the tail above limit
+        instead of ε's search; None (ask ``epsilon``) within a relative FITS_MARGIN of the boundary, where
+        the two computations' rounding could disagree."""
+        if not (target_delta > 0.0 and math.isfinite(limit)):
+            return None
+        self.settle()
+        assert self.sides is not None
+        answer: bool | None = True
+        for loss in self.sides.values():
+            delta = _delta_for_epsilon(loss.pmf(), self.interval, max(limit, 0.0))
+            if delta > target_delta * (1.0 + FITS_MARGIN):
+                return False
+            if delta > target_delta * (1.0 - FITS_MARGIN):
+                answer = None
+        return answer
 
 
 _TALLIES: dict[type[Accountant], type[_Tally]] = {
@@ -435,6 +440,7 @@ class _State:
         self.basic_whole = _ExactSums(2)
         self.basic_cells: dict[str, dict[str, _ExactSums]] = {}
         self.totals: dict[tuple[Accountant, float], float] = {}  # kept states never change: memoised
+        self.fit_answers: dict[tuple[Accountant, float, float], bool] = {}
 
     def copy(self) -> _State:
         out = _State()
@@ -559,14 +565,39 @@ class _State:
 
     def fits(self, accountant: Accountant, target_delta: float, limit: float) -> bool:
         """Whether ``epsilon(accountant, target_delta) <= limit``, asking the tightest's components cheapest
-        first and stopping at the first that fits (the minimum fits iff one of them does)."""
-        if not isinstance(accountant, TightestAccountant) or not self.events or self.non_private:
+        first and stopping at the first that fits (the minimum fits iff one of them does); PLD answers from
+        δ(limit) where that decides it (``_PLDTally.fits``)."""
+        if not self.events or self.non_private:
             return self.epsilon(accountant, target_delta) <= limit
+        if not isinstance(accountant, TightestAccountant):
+            return self._fits(accountant, target_delta, limit)
         usable = sorted(
             self._usable(accountant),
             key=lambda c: _CHEAP_FIRST.index(c.name) if c.name in _CHEAP_FIRST else len(_CHEAP_FIRST),
         )
-        return any(self.epsilon(c, target_delta) <= limit for c in usable)
+        return any(self._fits(c, target_delta, limit) for c in usable)
+
+    def _fits(self, accountant: Accountant, target_delta: float, limit: float) -> bool:
+        total = self.totals.get((accountant, target_delta))
+        if total is not None:
+            return total <= limit
+        if type(accountant) is PLDAccountant:
+            key = (accountant, target_delta, limit)
+            if key not in self.fit_answers:
+                answers = (path.tally(accountant).fits(target_delta, limit) for path in self.paths.values())
+                decided: bool | None = True
+                for answer in answers:
+                    if answer is False:
+                        decided = False
+                        break
+                    if answer is None:
+                        decided = None
+                if decided is not None:
+                    self.fit_answers[key] = decided
+                    return decided
+            else:
+                return self.fit_answers[key]
+        return self.epsilon(accountant, target_delta) <= limit
 
     def _usable(self, accountant: TightestAccountant) -> list[Accountant]:
         return accountant.usable(list(self.kinds.values()))

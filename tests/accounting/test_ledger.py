@@ -284,8 +284,18 @@ def test_under_the_write_lock_a_spend_composes_only_what_was_added_since_it_look
         running.clear()  # as in a fresh process: nothing composed yet
         work = _Work(monkeypatch)
         work.before_lock = [
-            (f"other-{i}", 1, None, "2026-01-01T00:00:00+00:00", e.query, e.mechanism, e.epsilon, e.delta,
-             e.rho, ledger_module.canonical_json(e.to_dict()))
+            (
+                f"other-{i}",
+                1,
+                None,
+                "2026-01-01T00:00:00+00:00",
+                e.query,
+                e.mechanism,
+                e.epsilon,
+                e.delta,
+                e.rho,
+                ledger_module.canonical_json(e.to_dict()),
+            )
             for i, e in enumerate(others)
         ]
         ledger.spend_many(ds, new)

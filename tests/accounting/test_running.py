@@ -96,7 +96,10 @@ def test_running_totals_equal_the_totals_from_scratch(name: str, data: st.DataOb
         kept, scratch = running.total(accountant, history, delta), accountant.total(history, delta)
         assert same(name, kept.epsilon, scratch.epsilon)
         assert (kept.delta, kept.accountant, kept.via, kept.events) == (
-            scratch.delta, scratch.accountant, scratch.via, scratch.events
+            scratch.delta,
+            scratch.accountant,
+            scratch.via,
+            scratch.events,
         )
         if n < len(events):
             new = events[n : n + 2]
@@ -143,3 +146,24 @@ def test_unsupported_and_non_private_events() -> None:
     with pytest.raises(UnsupportedEventError):
         running.epsilon(get_accountant("zcdp"), [ApproxDPEvent(epsilon=0.1, delta=1e-9)], [], 1e-5)
     assert running.epsilon(get_accountant("tightest"), [], [], 1e-5) == 0.0
+
+
+@pytest.mark.parametrize("name", ["pld", "tightest"])
+@pytest.mark.parametrize("factor", [1 - 1e-3, 1 - 2e-6, 1 + 2e-6, 1 + 1e-3])
+def test_the_pld_check_from_delta_agrees_with_the_total_near_the_boundary(name: str, factor: float) -> None:
+    """PLD's budget check decides from δ(limit) (one pass over the tail) unless that is within FITS_MARGIN
+    of the target δ; either way it answers exactly as comparing the total ε with the limit does."""
+    accountant = get_accountant(name)
+    events = [LaplaceEvent(epsilon=0.05 + 0.01 * i, sensitivity=1.0) for i in range(30)]
+    events += [GaussianEvent.from_sigma(sigma=3.0 + i, sensitivity=1.0, delta=1e-9) for i in range(8)]
+    events += [LaplaceEvent(epsilon=0.2, sensitivity=1.0, partition=("region", p)) for p in "ab"]
+    running.clear()
+    total = running.epsilon(accountant, events[:-3], events[-3:], 1e-6)
+    running.clear()  # the check must not find the total memoised: it is asked first
+    limit = total * factor
+    assert running.fits(accountant, events[:-3], events[-3:], 1e-6, limit) == (factor > 1)
+    if abs(factor - 1) > 1e-4:  # far enough from the boundary: decided from δ(limit), no ε search
+        state = running._STATES[-1]
+        assert len(state.events) == len(events)
+        assert not [key for key in state.totals if key[0].name == "pld"]
+        assert [key for key in state.fit_answers if key[0].name == "pld"]
