@@ -346,18 +346,135 @@ class _PLDTally(_Tally):
             _epsilon_for_delta(loss.pmf(), self.interval, target_delta) for loss in self.sides.values()
         )
 
-    def fits(self, target_delta: float, limit: float) -> bool | None:
-        """Whether ``epsilon(target_delta) <= limit``, from δ(limit): the hockey-stick divergence δ(ε) is
-        non-increasing, so ε(δ) ≤ limit exactly when δ(limit) ≤ δ. One pass over the tail above limit
-        instead of ε's search; None (ask ``epsilon``) within a relative FITS_MARGIN of the boundary, where
-        the two computations' rounding could disagree."""
-        if not (target_delta > 0.0 and math.isfinite(limit)):
-            return None
+    def pmfs(self) -> dict[str, _Pmf]:
+        """The composed pmf of each side (``remove``, and ``add`` once an asymmetric setting is in)."""
         self.settle()
         assert self.sides is not None
+        return {side: loss.pmf() for side, loss in self.sides.items()}
+
+
+class _Tails:
+    """δ of a loss pmf at many ε at once: δ(x) = U_i − e^x·V_i, with U_i = P[∞] + Σ_{j≥i} p_j and
+    V_i = Σ_{j≥i} p_j·e^(−l_j) over the grid losses l_j above x (i the first of them; a loss equal to x
+    adds nothing either way)."""
+
+    def __init__(self, pmf: _Pmf, interval: float) -> None:
+        self.lower, self.interval = pmf.lower, interval
+        losses = (pmf.lower + np.arange(len(pmf.probs))) * interval
+        self.upper = np.append(pmf.infinity + np.cumsum(pmf.probs[::-1])[::-1], pmf.infinity)
+        self.weighted = np.append(np.cumsum((pmf.probs * np.exp(-losses))[::-1])[::-1], 0.0)
+
+    def delta(self, x: np.ndarray) -> np.ndarray:
+        first = np.clip(np.floor(x / self.interval).astype(np.int64) - self.lower + 1, 0, len(self.upper) - 1)
+        with np.errstate(over="ignore"):
+            return np.maximum(self.upper[first] - np.exp(x) * self.weighted[first], 0.0)
+
+
+class _PLDSplit:
+    """PLD on a history's paths, split as path = whole ⊗ rest: the whole-data releases composed once
+    (``whole``) and, per path, the partitioned releases it adds (``rests``, small). A path's δ at ε is
+    δ_path(ε) = P_rest[∞] + Σ_c P_rest(c)·δ_whole(ε − c) (the hockey-stick divergence of a composition,
+    conditioned on the rest's loss), so a budget check costs one convolution of the whole (when a
+    whole-data release is added) and a pass over each path's rest; a path's ε convolves whole and rest."""
+
+    def __init__(self, accountant: PLDAccountant, whole: Counter[PrivacyEvent]) -> None:
+        self.accountant = accountant
+        self.whole = _PLDTally(accountant)
+        for setting, count in whole.items():
+            self.whole.update(setting, 0, count)
+        self.rests: dict[Any, tuple[Counter[PrivacyEvent], _PLDTally]] = {}
+        self._tails: dict[str, _Tails] | None = None
+
+    def copy(self) -> _PLDSplit:
+        out = object.__new__(_PLDSplit)
+        out.accountant = self.accountant
+        self.whole.settle()  # compose here once, so that both copies share it
+        out.whole = self.whole.copy()  # type: ignore[assignment]
+        out.rests = {}
+        for key, (counts, tally) in self.rests.items():
+            tally.settle()
+            out.rests[key] = (Counter(counts), tally.copy())  # type: ignore[assignment]
+        out._tails = self._tails
+        return out
+
+    def update_whole(self, setting: PrivacyEvent, old: int, new: int) -> None:
+        self.whole.update(setting, old, new)
+        self._tails = None
+
+    def sync_rest(self, key: Any, path: _Path, whole: Counter[PrivacyEvent], setting: PrivacyEvent) -> None:
+        """The rest of path ``key`` after ``setting``'s count changed in it (if that rest is kept)."""
+        if key not in self.rests:
+            return
+        counts, tally = self.rests[key]
+        new = path.counts[setting] - whole[setting]
+        if new < counts[setting]:  # never so as releases are added; rebuilt when asked, to be safe
+            del self.rests[key]
+        elif new != counts[setting]:
+            tally.update(setting, counts[setting], new)
+            counts[setting] = new
+
+    def forget_rests(self) -> None:
+        self.rests.clear()
+
+    def _rest(self, key: Any, path: _Path, whole: Counter[PrivacyEvent]) -> dict[str, _Pmf] | None:
+        if key not in self.rests:
+            counts = Counter({s: c - whole[s] for s, c in path.counts.items() if c > whole[s]})
+            tally = _PLDTally(self.accountant)
+            for setting, count in counts.items():
+                tally.update(setting, 0, count)
+            self.rests[key] = (counts, tally)
+        counts, tally = self.rests[key]
+        return tally.pmfs() if +counts else None
+
+    def _whole(self) -> dict[str, _Pmf] | None:
+        if self.whole.sides is None and not self.whole.pending:
+            return None
+        return self.whole.pmfs()
+
+    def epsilon(self, key: Any, path: _Path, whole: Counter[PrivacyEvent], target_delta: float) -> float:
+        """The path's ε at ``target_delta``: whole ⊗ rest composed, then ε of the composition."""
+        interval = self.accountant.interval
+        parts = [p for p in (self._whole(), self._rest(key, path, whole)) if p is not None]
+        if len(parts) == 1:
+            return max(_epsilon_for_delta(pmf, interval, target_delta) for pmf in parts[0].values())
+        (a, b) = parts
+        out = 0.0
+        for side in sorted(set(a) | set(b)):
+            x, y = a.get(side, a["remove"]), b.get(side, b["remove"])
+            probs = np.clip(signal.oaconvolve(x.probs, y.probs), 0.0, None)
+            infinity = -math.expm1(math.log1p(-x.infinity) + math.log1p(-y.infinity))
+            out = max(
+                out, _epsilon_for_delta(_Pmf(x.lower + y.lower, probs, infinity), interval, target_delta)
+            )
+        return out
+
+    def fits(
+        self, key: Any, path: _Path, whole: Counter[PrivacyEvent], target_delta: float, limit: float
+    ) -> bool | None:
+        """Whether the path's ε at ``target_delta`` is ≤ limit, from δ(limit): δ(ε) is non-increasing, so
+        ε(δ) ≤ limit exactly when δ(limit) ≤ δ. None (ask ``epsilon``) within a relative FITS_MARGIN of
+        the boundary, where this and ε's search could round differently."""
+        if not (target_delta > 0.0 and math.isfinite(limit)):
+            return None
+        interval = self.accountant.interval
+        limit = max(limit, 0.0)
+        whole_pmfs, rest = self._whole(), self._rest(key, path, whole)
         answer: bool | None = True
-        for loss in self.sides.values():
-            delta = _delta_for_epsilon(loss.pmf(), self.interval, max(limit, 0.0))
+        if whole_pmfs is None:
+            deltas = [_delta_for_epsilon(pmf, interval, limit) for pmf in (rest or {}).values()]
+        else:
+            if self._tails is None:
+                self._tails = {side: _Tails(pmf, interval) for side, pmf in whole_pmfs.items()}
+            tails = self._tails
+            if rest is None:
+                deltas = [float(t.delta(np.array([limit]))[0]) for t in tails.values()]
+            else:
+                deltas = []
+                for side in sorted(set(tails) | set(rest)):
+                    t, r = tails.get(side, tails["remove"]), rest.get(side, rest["remove"])
+                    losses = (r.lower + np.arange(len(r.probs))) * interval
+                    deltas.append(r.infinity + float(np.dot(r.probs, t.delta(limit - losses))))
+        for delta in deltas:
             if delta > target_delta * (1.0 + FITS_MARGIN):
                 return False
             if delta > target_delta * (1.0 - FITS_MARGIN):
@@ -370,7 +487,6 @@ _TALLIES: dict[type[Accountant], type[_Tally]] = {
     AdvancedComposition: _AdvancedTally,
     RDPAccountant: _RDPTally,
     OptimalComposition: _OptimalTally,
-    PLDAccountant: _PLDTally,
 }
 
 
@@ -441,6 +557,8 @@ class _State:
         self.basic_cells: dict[str, dict[str, _ExactSums]] = {}
         self.totals: dict[tuple[Accountant, float], float] = {}  # kept states never change: memoised
         self.fit_answers: dict[tuple[Accountant, float, float], bool] = {}
+        self.pld: dict[Accountant, _PLDSplit] = {}  # PLD's state, per PLD accountant asked
+        self.origin: _State | None = None
 
     def copy(self) -> _State:
         out = _State()
@@ -450,9 +568,13 @@ class _State:
         out.layout = self.layout
         out.paths = {key: path.copy() for key, path in self.paths.items()}
         out.basic_whole = self.basic_whole.copy()
+        out.pld = {accountant: split.copy() for accountant, split in self.pld.items()}
         out.basic_cells = {
             by: {p: s.copy() for p, s in parts.items()} for by, parts in self.basic_cells.items()
         }
+        out.origin = self  # PLD first asked of the copy starts from this state's (built and kept here)
+        if self.origin is not None:
+            self.origin.origin = None  # at most two generations, as paths
         return out
 
     # -- adding events
@@ -467,6 +589,8 @@ class _State:
             for path in self.paths.values():  # tallies of accountants that refuse it are never read again
                 for accountant in [a for a in path.tallies if a.refusal(event) is not None]:
                     del path.tallies[accountant]
+            for accountant in [a for a in self.pld if a.refusal(event) is not None]:
+                del self.pld[accountant]
         if isinstance(event, NonPrivateEvent):
             self.non_private = True
             return
@@ -477,6 +601,8 @@ class _State:
             _basic_update(self.basic_whole, setting, old, old + 1)
             for path in self.paths.values():
                 path.set(setting, path.counts[setting] + 1)
+            for split in self.pld.values():
+                split.update_whole(setting, old, old + 1)
             return
         by, part = event.partition
         cell = self.cells.setdefault(by, {}).setdefault(part, Counter())
@@ -487,6 +613,8 @@ class _State:
         layout = self._layout()
         if layout != self.layout:
             self._rebuild(layout)
+            for split in self.pld.values():
+                split.forget_rests()
         elif layout == ("union",):
             union = self.paths["union"]
             union.set(
@@ -496,6 +624,9 @@ class _State:
             for key, path in self.paths.items():
                 if (by, part) in key:
                     path.set(setting, path.counts[setting] + 1)
+        for split in self.pld.values():
+            for key, path in self.paths.items():
+                split.sync_rest(key, path, self.whole, setting)
 
     def _layout(self) -> tuple[Any, ...]:
         """The paths of ``compositions``: the product of the undominated cells, or the union."""
@@ -559,9 +690,38 @@ class _State:
         if isinstance(accountant, BasicComposition):
             epsilon, delta = self._basic_sums()
             return epsilon if delta <= target_delta * (1.0 + REL_SLACK) else math.inf
+        if type(accountant) is PLDAccountant:
+            split = self._pld(accountant)
+            return max(split.epsilon(k, p, self.whole, target_delta) for k, p in self.paths.items())
         if type(accountant) not in _TALLIES:  # an accountant this module does not know: from scratch
             return accountant.epsilon(self.events, target_delta)
         return max(path.tally(accountant).epsilon(target_delta) for path in self.paths.values())
+
+    def _pld(self, accountant: PLDAccountant) -> _PLDSplit:
+        """PLD's state of this history: kept; first asked of a copy, the origin's (built there and kept
+        there for later copies) updated by the releases added since."""
+        split = self.pld.get(accountant)
+        if split is not None:
+            return split
+        origin = self.origin
+        if origin is None or origin.non_private:
+            split = _PLDSplit(accountant, self.whole)
+        else:
+            split = origin._pld(accountant).copy()
+            changed = {
+                e.setting for e in self.events[len(origin.events) :] if not isinstance(e, NonPrivateEvent)
+            }
+            for setting in changed:
+                if self.whole[setting] != origin.whole[setting]:
+                    split.update_whole(setting, origin.whole[setting], self.whole[setting])
+            if self.layout != origin.layout:
+                split.forget_rests()
+            else:
+                for key, path in self.paths.items():
+                    for setting in changed:
+                        split.sync_rest(key, path, self.whole, setting)
+        self.pld[accountant] = split
+        return split
 
     def fits(self, accountant: Accountant, target_delta: float, limit: float) -> bool:
         """Whether ``epsilon(accountant, target_delta) <= limit``, asking the tightest's components cheapest
@@ -584,7 +744,8 @@ class _State:
         if type(accountant) is PLDAccountant:
             key = (accountant, target_delta, limit)
             if key not in self.fit_answers:
-                answers = (path.tally(accountant).fits(target_delta, limit) for path in self.paths.values())
+                split = self._pld(accountant)
+                answers = (split.fits(k, p, self.whole, target_delta, limit) for k, p in self.paths.items())
                 decided: bool | None = True
                 for answer in answers:
                     if answer is False:
