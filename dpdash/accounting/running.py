@@ -29,11 +29,11 @@ keeps the states of both, so the same question asked again (the ledger checks a 
 snapshot, before its write lock, and again under it) composes only what was added in between.
 
 PLD is different: each path keeps its composed loss pmf (per side), and a new release is one convolution
-with that release's pmf, after which each tail of at most ``TAIL_MASS``/2 of mass (as computed) is cut off
-and its mass counted at the infinite loss (pessimistic, as dp_accounting's tail truncation). The state
+with that release's pmf, after which each tail of at most ``CUT_MASS`` = 1e-17 of mass (as computed) is cut
+off and its mass counted at the infinite loss (pessimistic, as dp_accounting's tail truncation). The state
 starts from ``PLDAccountant``'s own composition, so it is the same number until a release is added; after
 that it differs from composing everything at once only by floating-point rounding in the FFTs and by the
-masses cut (at most ``TAIL_MASS`` per cut), both far below the grid's own rounding (the tests bound the
+masses cut (at most 2·``CUT_MASS`` per cut), both far below the grid's own rounding (the tests bound the
 difference). The budget check asks PLD for δ at the budget's ε instead of ε at its δ (the same question:
 δ(ε) is non-increasing), one pass over the tail above the budget, unless the answer is within a relative
 ``FITS_MARGIN`` of the target δ, where it computes ε.
@@ -73,7 +73,6 @@ from dpdash.accounting.optimal import (
 )
 from dpdash.accounting.pld import (
     _COMPOSER,
-    TAIL_MASS,
     PLDAccountant,
     _delta_for_epsilon,
     _epsilon_for_delta,
@@ -96,6 +95,9 @@ _CHEAP_FIRST = ("basic", "zcdp", "advanced", "rdp", "optimal", "pld")
 _SCALE = 1074  # every finite double is an integer multiple of 2**-1074
 # PLD's budget check decides from δ(limit) unless δ(limit) is within this relative distance of the target δ.
 FITS_MARGIN = 1e-6
+# A running PLD's tails are cut where each holds at most this mass (counted at +∞): far below pld.TAIL_MASS, so
+# that many cuts move ε at δ = 1e-8 by less than 1e-10 relative, and above the FFTs' noise (~1e-21 a point).
+CUT_MASS = 1e-17
 
 
 # ---- exact sums ------------------------------------------------------------------------------------
@@ -270,12 +272,12 @@ class _Loss:
         self._cut()
 
     def _cut(self) -> None:
-        """Drop each tail of at most TAIL_MASS/2 of mass, and count what was dropped at +∞; only when it
-        saves a tenth of the array (fewer, larger cuts)."""
+        """Drop each tail of at most CUT_MASS of mass, and count what was dropped at +∞; only when it saves
+        a tenth of the array (fewer, larger cuts)."""
         probs = self.probs
         left, right = np.cumsum(probs), np.cumsum(probs[::-1])
-        start = int(np.searchsorted(left, TAIL_MASS / 2, side="right"))  # probs[:start] sum to ≤ TAIL/2
-        tail = int(np.searchsorted(right, TAIL_MASS / 2, side="right"))
+        start = int(np.searchsorted(left, CUT_MASS, side="right"))  # probs[:start] sum to ≤ CUT_MASS
+        tail = int(np.searchsorted(right, CUT_MASS, side="right"))
         stop = len(probs) - tail
         if start < stop and (stop - start) * 1.1 < len(probs):
             self.dropped += float(left[start - 1]) if start else 0.0
