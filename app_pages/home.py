@@ -18,8 +18,8 @@ budget is spent, nothing more can be released. dpdash shows what that trade-off 
   and set its budget.
 - **Query & release**: compare the noise mechanisms for a query (Laplace, Gaussian, geometric,
   discrete Gaussian and staircase noise; randomized response; the exponential mechanism,
-  permute-and-flip and report-noisy-max for choices), preview a simulated release (spends nothing), then release with the exact
-  sampler (spends budget, recorded in the ledger).
+  permute-and-flip and report-noisy-max for choices), preview a simulated release (spends
+  nothing), then release with the exact sampler (spends budget, recorded in the ledger).
 - **Budget**, **Planner**, **What does ε mean?**, **Mechanism explorer**, **Audit**: what has been spent,
   what a budget buys, what ε means for a person, and how each mechanism behaves.
 """

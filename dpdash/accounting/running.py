@@ -95,7 +95,7 @@ _CHEAP_FIRST = ("basic", "zcdp", "advanced", "rdp", "optimal", "pld")
 _SCALE = 1074  # every finite double is an integer multiple of 2**-1074
 # PLD's budget check decides from δ(limit) unless δ(limit) is within this relative distance of the target δ.
 FITS_MARGIN = 1e-6
-# A running PLD's tails are cut where each holds at most this mass (counted at +∞): far below pld.TAIL_MASS, so
+# A running PLD's tails are cut where each holds at most this mass (counted at +∞): far below TAIL_MASS, so
 # that many cuts move ε at δ = 1e-8 by less than 1e-10 relative, and above the FFTs' noise (~1e-21 a point).
 CUT_MASS = 1e-17
 
