@@ -1,6 +1,7 @@
 """Benchmark: the ledger's spends and imports with long, varied histories.
 
-Run from the repository root: ``.venv/bin/python bench/bench_ledger.py [sizes...]`` (default 200 1000 10000).
+Run from the repository root: ``.venv/bin/python bench/bench_ledger.py [sizes...] [--only=pld,tightest]
+[--no-import]`` (default sizes 200 1000 10000, every accountant, and the import).
 
 "Varied" means nearly every entry has its own setting (log-uniform ε in [0.002, 0.2], Laplace, Gaussian
 with various σ, geometric, discrete Gaussian, randomized response, one in ten partitioned by region, and
@@ -235,12 +236,13 @@ def main() -> None:
     logging.getLogger().setLevel(logging.ERROR)
     _track_the_lock()
     sizes = [int(arg) for arg in sys.argv[1:] if arg.isdigit()] or list(SIZES)
+    only = [name for arg in sys.argv[1:] if arg.startswith("--only=") for name in arg[7:].split(",")]
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         base = insert_commit_baseline(folder, varied_events(1, "tightest")[0])
         print(f"baseline: one SQLite insert + commit (WAL, synchronous = FULL): {base * 1e3:.2f} ms")
         for n in sizes:
-            for accountant in ACCOUNTANTS:
+            for accountant in only or ACCOUNTANTS:
                 bench_size(folder, n, accountant, base)
         if "--no-import" not in sys.argv:
             bench_import(folder, base)

@@ -167,3 +167,21 @@ def test_the_pld_check_from_delta_agrees_with_the_total_near_the_boundary(name: 
         assert len(state.events) == len(events)
         assert not [key for key in state.totals if key[0].name == "pld"]
         assert [key for key in state.fit_answers if key[0].name == "pld"]
+
+
+def test_the_tails_give_the_hockey_stick_divergence_at_every_epsilon() -> None:
+    """``_Tails.delta`` (many ε at once, from cumulative sums) equals ``pld._delta_for_epsilon`` (one ε,
+    directly), below, inside and above the support, on and off the grid."""
+    import numpy as np
+
+    from dpdash.accounting.pld import _delta_for_epsilon, _Pmf
+
+    rng = np.random.default_rng(1)
+    probs = rng.random(5000)
+    probs /= probs.sum() * (1 + 1e-7)
+    pmf = _Pmf(-2000, probs, 1e-9)
+    xs = np.array([-5.0, -2.0005, -1.0, 0.0, 0.0004, 1.2345, 2.999, 3.0, 3.5, 800.0])
+    got = running._Tails(pmf, 1e-3).delta(xs)
+    want = np.array([_delta_for_epsilon(pmf, 1e-3, float(x)) for x in xs])
+    assert np.all(np.isfinite(got))
+    assert got == pytest.approx(want, rel=1e-12, abs=0)
