@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+# First, the whole package: on a cold server, two sessions' threads run app.py at once, and one may meet
+# dpdash.accounting half-imported by the other (a partially initialised module). A plain `import dpdash`
+# waits until the other thread has finished importing the package (Python's per-module import lock).
+import dpdash  # noqa: F401
 from dpdash.accounting.releases import release_count
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
