@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dpdash.accounting.releases import group_releases
 from dpdash.errors import DPDashError
 from dpdash.report import stakeholder_report
 from ui.charts import budget_gauge, cumulative_budget_figure
@@ -37,7 +38,9 @@ with gauge:
     st.plotly_chart(budget_gauge(status.spent.epsilon, budget.epsilon, keeper), key="budget_gauge")
 with facts:
     st.metric("remaining ε", f"{status.remaining_epsilon:.4g}", help=f"budget − spent, under {md(keeper)}")
-    st.metric("releases", status.entries)
+    # A release of several pieces (a mean: sum and count) is several entries, one release.
+    releases = group_releases(entries)
+    st.metric("releases", len(releases), help=f"{len(entries)} ledger entries")
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")
 
@@ -68,9 +71,11 @@ st.subheader("Releases")
 shown = entries
 if st.toggle("Only this browser session's releases", key="budget_this_session"):
     shown = [entry for entry in entries if entry.session == ledger_session().uid]
+number = {entry.uid: i for i, group in enumerate(releases, start=1) for entry in group}
 log = pd.DataFrame(
     [
         {
+            "release": number[e.uid],
             "time (UTC)": e.created_at[:19].replace("T", " "),
             "query": e.query,
             "mechanism": e.mechanism,

@@ -26,7 +26,7 @@ from ui.charts import possible_release_animation, quantile_dotplot_figure
 from ui.query_builder import query_controls
 from ui.state import active_table, evaluate, ledger, ledger_session, registered
 from ui.text import md
-from ui.widgets import delta_control, epsilon_control
+from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 
 MECHANISMS = {
     "Laplace": Laplace,
@@ -41,7 +41,11 @@ SELECTION_MECHANISMS = {
     "Report noisy max": ReportNoisyMax,
 }
 _LAST = "release_last"
+_LAST_REQUEST = "release_last_request"  # the request the last release answered
+_LAST_SOURCE = "release_last_source"  # the table's name, type changes and lossy flag at that release
 _CONFIRMING = "release_confirming"
+#: A release that would leave less than this share of the budget ε warns before it is confirmed.
+LOW_REMAINING = 0.05
 
 st.title("Query & release")
 table = active_table()
@@ -67,7 +71,7 @@ with left:
         key="release_confidence",
     )
 with right:
-    epsilon = epsilon_control("release_epsilon")
+    epsilon = epsilon_control("release_epsilon", default=table_epsilon_default(table))  # ⅒ of what remains
     delta = delta_control("release_delta") if mechanism in (Gaussian, DiscreteGaussian) else 0.0
 if query is None or epsilon is None:
     st.stop()
@@ -224,31 +228,51 @@ remaining_after = 0.0 if remaining_after < 1e-9 * record.budget.epsilon else rem
 
 # The confirmation is tied to exactly this query, mechanism and budget: change any of them and it lapses.
 request = (repr(query.to_dict()), mechanism.__name__, epsilon, delta, confidence, table.fingerprint)
+# The same request as the release just made: a click would repeat it, at the same cost again.
+repeat = st.session_state.get(_LAST_REQUEST) == request
+cost = f"ε = {epsilon:g}{f', δ = {delta:g}' if delta else ''}"
 st.markdown(
     f"Spent so far ε = {spent_now:.4g} of {record.budget.epsilon:g}; this release would bring it to "
     f"**{spent_after:.4g}** ({md(record.accountant)} accountant)."
 )
+low = fits and remaining_after < LOW_REMAINING * record.budget.epsilon
+if low:
+    st.warning(
+        f"This release would leave only ε = {remaining_after:.4g} of the budget "
+        f"ε = {record.budget.epsilon:g} (less than {LOW_REMAINING:.0%}): after it, almost nothing more can "
+        "be released from this table. A smaller ε keeps budget for later questions.",
+        icon=":material/warning:",
+    )
 if not fits:
     st.error(
         "This release does not fit the remaining budget: lower ε or release less.", icon=":material/block:"
     )
 elif st.session_state.get(_CONFIRMING) != request:
-    if st.button("Release… (spends budget)", type="primary", key="release_button"):
+    label = "Release again… (spends budget again)" if repeat else "Release… (spends budget)"
+    if st.button(label, type="primary", key="release_button"):
         st.session_state[_CONFIRMING] = request
         st.rerun()
 else:
     with st.container(border=True):
+        again = (
+            "**This repeats the release you just made** (same query, mechanism, ε, δ and confidence): it "
+            f"costs {cost} again and draws new noise, and the two results together reveal more than "
+            "either.  \n"
+            if repeat
+            else ""
+        )
         st.markdown(
-            f"**Confirm the release.** Cost: ε = {epsilon:g}{f', δ = {delta:g}' if delta else ''}. "
+            f"{again}**Confirm the release.** Cost: {cost}. "
             f"Total spent after: ε = {spent_after:.4g} of {record.budget.epsilon:g} ({md(record.accountant)} "
-            f"accountant, δ = {record.budget.delta:g}); remaining {remaining_after:.4g}.  \n"
+            f"accountant, δ = {record.budget.delta:g}); remaining {remaining_after:.4g}"
+            f"{' (almost nothing)' if low else ''}.  \n"
             "**This cannot be undone:** the budget is spent even if you discard the result."
         )
         go, cancel = st.columns(2)
         if cancel.button("Cancel", key="release_cancel"):
             del st.session_state[_CONFIRMING]
             st.rerun()
-        if go.button("Release now", type="primary", key="release_confirm"):
+        if go.button("Release again now" if repeat else "Release now", type="primary", key="release_confirm"):
             del st.session_state[_CONFIRMING]
             try:
                 result = release(
@@ -265,6 +289,8 @@ else:
                 st.error(f"Not released: {md(error)}", icon=":material/block:")
             else:
                 st.session_state[_LAST] = result
+                st.session_state[_LAST_REQUEST] = request
+                st.session_state[_LAST_SOURCE] = (table.name, table.coercions, table.lossy)
                 st.rerun()
 
 last: Release | None = st.session_state.get(_LAST)
@@ -283,6 +309,9 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
             hide_index=True,
             key="release_result",
         )
+        name, coercions, lossy = st.session_state.get(
+            _LAST_SOURCE, (table.name, table.coercions, table.lossy)
+        )
         downloads = st.columns(3)
         downloads[0].download_button(
             "CSV of the released values",
@@ -300,8 +329,13 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
         )
         downloads[2].download_button(
             "Python script (dpdash)",
-            release_script(last),
+            release_script(last, coercions=coercions, lossy=lossy, table_name=name),
             "reproduce_release.py",
             "text/x-python",
             key="release_download_script",
+        )
+        st.caption(
+            "The script releases again, with new noise, only by spending from this ledger: run "
+            "`python reproduce_release.py <the table's file>` (`--ledger PATH` for another ledger file); "
+            "`--preview` simulates and spends nothing."
         )

@@ -3,6 +3,11 @@
 None of them contains a true value. Text cells that a spreadsheet would execute as a formula (starting
 with = + - @, or a tab or carriage return) are escaped with a leading apostrophe (OWASP's advice on CSV
 injection); numbers are written as numbers.
+
+The script (``release_script``) never releases outside the ledger: it reads the table's file as the app
+reads it, refuses any table whose identity is not the dataset's, re-applies the app's type changes, and
+releases only by spending from the same dataset's budget in the ledger, all or nothing. Its ``--preview``
+runs ``simulate_release``: numpy draws that spend nothing and are not a release.
 """
 
 from __future__ import annotations
@@ -12,11 +17,21 @@ import io
 import math
 import numbers
 import pprint
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from dpdash.errors import ParameterTypeError
-from dpdash.release import Release
+import numpy as np
+import pandas as pd
 
-__all__ = ["escape_cell", "release_csv", "release_script"]
+from dpdash import _validation as check
+from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.loading import COLUMN_KINDS
+from dpdash.mechanisms import DiscreteGaussian, Gaussian, RandomizedResponse
+from dpdash.queries import CompositeQuery, Query, SelectionQuery
+from dpdash.release import MECHANISMS, OPTIONS, Release, calibrate, check_options, mechanism_class
+
+__all__ = ["SimulatedRelease", "escape_cell", "release_csv", "release_script", "simulate_release"]
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -82,49 +97,314 @@ def _literal(value: object, name: str) -> str:
     return pprint.pformat(_inert(value, name), width=100)
 
 
-def release_script(release: Release, table_path: str = "YOUR_TABLE.csv") -> str:
-    """A Python script that makes the same release with dpdash (same query, mechanism, ε, δ,
-    confidence and post-processing) on the same table; its noise is new, drawn by the exact samplers.
+# The script's code after its constants. It holds no user text at all: everything that comes from the
+# release or the caller is in the constants block, written by ``_literal`` only.
+_SCRIPT_DOC = '''"""Reproduce a dpdash release (RELEASE says which): the same query on the same table,
+with the same type changes, public facts, mechanism, epsilon, delta, confidence and post-processing, and
+new noise.
 
-    Every value taken from the release or the caller (names that hold column names and where-values,
-    the table path, the fingerprint, ...) is written as a ``repr`` literal of a builtin type, so no column
-    name or value can end a string and run code when the script is run.
+    python reproduce_release.py TABLE_FILE [--ledger LEDGER] [--preview]
 
-    Raises:
-        ParameterTypeError: a part of the release that is not plain data (see ``Release.to_dict``).
-    """
-    budget = f"ε = {release.epsilon:g}" + (f", δ = {release.delta:g}" if release.delta else "")
-    described = f"{release.query_name} with {release.mechanism}, {budget}"
-    delta = f", delta={_literal(release.delta, 'delta')}" if release.delta else ""
-    return f'''"""Reproduce a dpdash release (RELEASE says which) with the same query, mechanism, budget,
-confidence and post-processing.
+TABLE_FILE is the file the table was loaded from (CSV, TSV, Parquet or Excel), read as the app reads it.
+Its identity (dpdash.accounting.fingerprint of the table as read, before the type changes) must be the
+dataset's, IDENTITY: any other table is refused.
 
-The table must be the one released from: its fingerprint was FINGERPRINT.
-Running this spends privacy budget again: it draws new noise (exact samplers, OS randomness).
+A run is a real release. It spends from the dataset's budget in the dpdash ledger ($DPDASH_LEDGER, else
+dpdash.accounting.default_ledger_path(), or --ledger), all or nothing, and prints the released values only
+after the spend is recorded. If the budget is short, nothing is recorded, nothing is printed as released,
+and the exit code is 1. With --preview it only simulates: numpy draws, no budget spent, and the numbers
+it prints are not a release and must not be published.
 """
 
-import pandas as pd
+from __future__ import annotations
 
-from dpdash import dataset_fingerprint, release
+import argparse
+import sys
+from pathlib import Path
+
+from dpdash.accounting import Ledger, default_ledger_path, fingerprint
+from dpdash.errors import BudgetExceededError, DPDashError
+from dpdash.export import simulate_release
+from dpdash.loading import coerce_column, load_table
 from dpdash.queries import query_from_dict
-
-RELEASE = {_literal(described, "query_name")}
-FINGERPRINT = {_literal(release.dataset_fingerprint, "dataset_fingerprint")}
-TABLE = {_literal(table_path, "table_path")}
-QUERY = {_literal(release.query, "query")}
-
-df = pd.read_csv(TABLE)
-if dataset_fingerprint(df) != FINGERPRINT:
-    print("warning: this is not the table the release was made from")
-result = release(
-    query_from_dict(QUERY),
-    {_literal(release.mechanism, "mechanism")},
-    df,
-    epsilon={_literal(release.epsilon, "epsilon")}{delta},
-    confidence={_literal(release.accuracy.confidence, "confidence")},
-    postprocess={_literal(list(release.postprocessing), "postprocessing")},
-)
-for label, value, width in zip(result.labels, result.values, result.accuracy.half_widths):
-    print(f"{{label}}: {{value}} ± {{width}}")
-print(result.accuracy.definition)
+from dpdash.release import dataset_fingerprint, release
 '''
+
+_SCRIPT_BODY = '''
+
+class Refused(Exception):
+    """Nothing was released: the message says why."""
+
+
+def load(path: str):
+    """The table as the app queried it: the file read as the app reads it, its identity checked, then
+    the app's type changes re-applied and the result checked against the table the app queried."""
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except OSError as error:
+        raise Refused(f"cannot read {path}: {error}") from error
+    table = load_table(data, file.name).data
+    if fingerprint(table) != IDENTITY:
+        raise Refused(
+            f"{path} is not the table this release was made from ({TABLE_NAME!r} in the app): its identity "
+            f"is {fingerprint(table)}, the dataset's is {IDENTITY}"
+        )
+    for column, kind in COERCIONS:
+        table = coerce_column(table, column, kind, drop_invalid=LOSSY)
+    if dataset_fingerprint(table) != FINGERPRINT:
+        raise Refused(
+            "after the type changes the table is not the one the app queried (its fingerprint is "
+            f"{dataset_fingerprint(table)}, the app's was {FINGERPRINT}), so the release would not be the "
+            "same query"
+        )
+    return table
+
+
+def preview(table) -> None:
+    """Simulated values (numpy, not release-grade); spends nothing, reads no budget."""
+    simulated = simulate_release(
+        query_from_dict(QUERY), MECHANISM, table, epsilon=EPSILON, delta=DELTA, confidence=CONFIDENCE,
+        options=OPTIONS,
+    )
+    print("SIMULATED PREVIEW: not a release, no budget spent; do not publish these numbers.")
+    print(f"Would release: {RELEASE}")
+    for label, value, width in zip(simulated.labels, simulated.values, simulated.half_widths):
+        print(f"simulated {label}: {value} ± {width}")
+    print(simulated.definition)
+    if POSTPROCESS:
+        print(f"A real run also applies the post-processing {', '.join(POSTPROCESS)}.")
+
+
+def spend_and_release(table, ledger_path: Path) -> None:
+    """Release on ``table``, recorded in the ledger before anything is printed; refused if it does not fit."""
+    if not ledger_path.exists():
+        raise Refused(f"there is no dpdash ledger at {ledger_path} (give --ledger or set DPDASH_LEDGER)")
+    with Ledger(ledger_path) as ledger:
+        dataset = ledger.find_dataset(IDENTITY)
+        if dataset is None:
+            raise Refused(
+                f"the ledger {ledger_path} has no budget for this dataset ({IDENTITY}): set it on the app's "
+                "Data page with this ledger, or with Ledger.add_dataset"
+            )
+        result = release(
+            query_from_dict(QUERY), MECHANISM, table, epsilon=EPSILON, delta=DELTA, confidence=CONFIDENCE,
+            postprocess=POSTPROCESS, options=OPTIONS, identity=IDENTITY,
+        )
+        try:  # the spend is committed before anything is printed
+            ledger.spend_release(dataset, result, session=ledger.start_session("reproduce_release.py"))
+        except BudgetExceededError as error:
+            raise Refused(f"the budget is short: {error}") from error
+        status = ledger.status(dataset)
+    print(f"Released: {RELEASE}, on the table {TABLE_NAME!r}")
+    print(
+        f"Spent from the ledger {ledger_path}, dataset {dataset.name!r}: spent epsilon = "
+        f"{status.spent.epsilon:.4g} of {dataset.budget.epsilon:g}, remaining {status.remaining_epsilon:.4g}"
+    )
+    for label, value, width in zip(result.labels, result.values, result.accuracy.half_widths):
+        print(f"{label}: {value} ± {width}")
+    print(result.accuracy.definition)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Reproduce a dpdash release on its table, spending from the dataset's budget in the "
+        "ledger (see the docstring at the top of this file)."
+    )
+    parser.add_argument("table", help="the file the table was loaded from (CSV, TSV, Parquet or Excel)")
+    parser.add_argument("--ledger", help="the ledger file (default: $DPDASH_LEDGER, else dpdash's default)")
+    parser.add_argument("--preview", action="store_true", help="simulate only: no release, no budget spent")
+    args = parser.parse_args(argv)
+    try:
+        table = load(args.table)
+        if args.preview:
+            preview(table)
+        else:
+            spend_and_release(table, Path(args.ledger) if args.ledger else default_ledger_path())
+    except (Refused, DPDashError) as error:
+        print(f"Not released, nothing was spent: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+#: The constants every script defines, in order (tests compare them with the release's).
+SCRIPT_CONSTANTS = (
+    "RELEASE", "TABLE_NAME", "IDENTITY", "FINGERPRINT", "COERCIONS", "LOSSY", "QUERY", "MECHANISM", "OPTIONS",
+    "EPSILON", "DELTA", "CONFIDENCE", "POSTPROCESS",
+)  # fmt: skip
+
+
+def _mechanism_name(release: Release) -> str:
+    """The ``MECHANISMS`` key of the release's mechanism class (what ``release()`` takes by name)."""
+    for name, cls in MECHANISMS.items():
+        if cls.__name__ == release.mechanism:
+            return name
+    raise ParameterError(
+        f"the release's mechanism must be one of {sorted(c.__name__ for c in MECHANISMS.values())}, "
+        f"got {release.mechanism!r}"
+    )
+
+
+def _coercions(coercions: Sequence[Sequence[str]]) -> list[list[str]]:
+    out = []
+    for pair in coercions:
+        if isinstance(pair, str) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+            raise ParameterTypeError(f"coercions must be (column, kind) pairs of strings, got {pair!r}")
+        column, kind = pair
+        out.append([column, check.one_of(kind, "kind", COLUMN_KINDS)])
+    return out
+
+
+def release_script(
+    release: Release,
+    *,
+    coercions: Sequence[Sequence[str]] = (),
+    lossy: bool = False,
+    table_name: str = "",
+) -> str:
+    """A Python script that makes the same release again, and only through the ledger.
+
+    ``python reproduce_release.py TABLE_FILE [--ledger PATH] [--preview]`` reads the file with
+    ``dpdash.loading.load_table``, refuses it unless its identity (``dpdash.accounting.fingerprint``,
+    before any type change) is the release's ``dataset_identity``, re-applies ``coercions`` (the app's
+    type changes, in order, with ``drop_invalid=lossy``), checks that the result is the exact table the
+    release states (``dataset_fingerprint``), and releases the same query (its public facts are in
+    ``release.query``) with the same mechanism, ε, δ, confidence and post-processing, spending from the
+    dataset's budget in the ledger (``--ledger``, else ``default_ledger_path()``) in one transaction: if it
+    does not fit, nothing is recorded or printed and the exit code is 1. ``--preview`` prints simulated
+    values (``simulate_release``), labelled as such, and spends nothing.
+
+    Every value taken from the release or the caller (query, column names, categories, the table's name,
+    fingerprints, post-processing) is a ``repr`` literal of a builtin type in the constants block; the
+    code around it is fixed text, so no name can end a string and run code. No true value is written.
+
+    Args:
+        release: the release to reproduce (it must state its ``dataset_identity``).
+        coercions: the type changes made after loading, as (column, kind) pairs with kinds from
+            ``dpdash.loading.COLUMN_KINDS``.
+        lossy: whether values that did not convert became missing.
+        table_name: the table's name in the app (shown in the script, for people).
+
+    Raises:
+        ParameterError: a release without a dataset identity, or with a mechanism ``release()`` does not
+            know; a coercion kind that does not exist.
+        ParameterTypeError: a part of the release that is not plain data (see ``Release.to_dict``).
+    """
+    if not release.dataset_identity:
+        raise ParameterError(
+            "the release must state its dataset_identity (the ledger key of its table) to be reproduced "
+            "through the ledger; this record has none"
+        )
+    if not isinstance(lossy, bool):
+        raise ParameterTypeError(f"lossy must be True or False, got lossy={lossy!r}")
+    if not isinstance(table_name, str):
+        raise ParameterTypeError(f"table_name must be a string, got {type(table_name).__name__}")
+    budget = f"ε = {release.epsilon:g}" + (f", δ = {release.delta:g}" if release.delta else "")
+    mechanism = _mechanism_name(release)
+    allowed = OPTIONS.get(MECHANISMS[mechanism], ())
+    first = release.pieces[0].parameters if release.pieces else {}
+    values: dict[str, object] = {
+        "RELEASE": f"{release.query_name} with {release.mechanism}, {budget}",
+        "TABLE_NAME": table_name,
+        "IDENTITY": release.dataset_identity,
+        "FINGERPRINT": release.dataset_fingerprint,
+        "COERCIONS": _coercions(coercions),
+        "LOSSY": lossy,
+        "QUERY": release.query,
+        "MECHANISM": mechanism,
+        "OPTIONS": {name: first[name] for name in allowed if name in first},
+        "EPSILON": release.epsilon,
+        "DELTA": release.delta or None,
+        "CONFIDENCE": release.accuracy.confidence,
+        "POSTPROCESS": list(release.postprocessing),
+    }
+    constants = "\n".join(f"{name} = {_literal(values[name], name.lower())}" for name in SCRIPT_CONSTANTS)
+    return f"{_SCRIPT_DOC}\n{constants}\n{_SCRIPT_BODY}"
+
+
+# ---- the script's --preview ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedRelease:
+    """What a release could look like: numpy draws from the mechanism's noise law, for previews only.
+
+    Not a release: nothing was spent and the draws are not release-grade, so these values must never be
+    published. ``half_widths`` and ``definition`` are the accuracy the real release would state.
+    """
+
+    labels: tuple[str, ...]
+    values: tuple[Any, ...]
+    half_widths: tuple[float, ...]
+    definition: str
+
+
+def simulate_release(
+    query: Query,
+    mechanism: type | str,
+    df: pd.DataFrame,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    confidence: float = 0.95,
+    options: Mapping[str, Any] | None = None,
+    rng: np.random.Generator | int | None = None,
+) -> SimulatedRelease:
+    """One possible release of ``query`` on ``df``, calibrated as ``release`` calibrates it, drawn with
+    the mechanisms' fast ``simulate`` (numpy): a preview that spends nothing (before any post-processing).
+
+    Raises:
+        ParameterError: what ``release`` refuses (unsuitable mechanism, bad parameters), and randomized
+            response, which has no simulated preview here.
+    """
+    if not isinstance(query, Query):
+        raise ParameterTypeError(f"query must be a query spec from dpdash.queries, got {type(query)!r}")
+    cls = mechanism_class(mechanism)
+    epsilon = check.epsilon(epsilon)
+    confidence = check.open_unit(confidence, "confidence")
+    extra = check_options(cls, options)
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    if cls is RandomizedResponse:
+        raise ParameterError("randomized response has no simulated preview; release it to see values")
+    evaluation = query.evaluate(df)
+    if isinstance(query, SelectionQuery):
+        count = len(query.selections)
+        values, widths = [], []
+        for u, sensitivity in zip(evaluation.utilities or (), query.utility_sensitivities, strict=True):
+            mech = cls(**extra, epsilon=epsilon / count, sensitivity=sensitivity, monotone=query.monotone)
+            index = int(mech.simulate([int(x) for x in u], 1, generator)[0])
+            values.append(query.candidates[index])
+            widths.append(float(mech.utility_gap(confidence ** (1.0 / count), len(query.candidates))))
+        definition = (
+            f"with probability ≥ {confidence:g}, each selected candidate's utility is within g of the best "
+            f"candidate's (utility unit: {query.utility_unit})"
+        )
+        return SimulatedRelease(tuple(query.selections), tuple(values), tuple(widths), definition)
+    if cls in (Gaussian, DiscreteGaussian) and delta is None:
+        raise ParameterError(f"delta is required for the {cls.__name__} mechanism, got delta=None")
+    pieces = calibrate(query, cls, df, epsilon=epsilon, delta=delta or 0.0, options=extra)
+    truth = evaluation.pieces if isinstance(query, CompositeQuery) else {"answer": evaluation.values}
+    piece_confidence = confidence ** (1.0 / len(pieces))
+    noisy, halves = {}, {}
+    for piece in pieces:
+        true = np.asarray(truth[piece.name])
+        noisy[piece.name] = np.asarray(piece.mechanism.simulate(true, 1, generator))[0].reshape(true.shape)
+        k = piece.query.dimension
+        halves[piece.name] = np.full(k, piece.mechanism.release_accuracy(piece_confidence, k))
+    if isinstance(query, CompositeQuery):
+        drawn = np.atleast_1d(query.combine(noisy)).ravel()
+        widths = np.atleast_1d(query.error_bound(noisy, halves)).ravel()
+        definition = f"with probability ≥ {confidence:g}, every value is within ±a of the true value (bound)"
+    else:
+        drawn, widths = np.asarray(noisy["answer"]).ravel(), halves["answer"]
+        definition = f"Pr[all {len(widths)} values within ±a of the true values] ≥ {confidence:g}"
+    return SimulatedRelease(
+        tuple(str(label) for label in query.labels),  # type: ignore[attr-defined]
+        tuple(v.item() for v in drawn),
+        tuple(float(w) for w in widths),
+        definition,
+    )

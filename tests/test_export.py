@@ -1,4 +1,5 @@
-"""Exports never carry true values, escape formula-like text, and the script runs."""
+"""Exports never carry true values and escape formula-like text; the script releases only through the ledger,
+refuses what does not fit, and its preview spends nothing."""
 
 from __future__ import annotations
 
@@ -8,12 +9,20 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
+import pytest
 
-from dpdash.export import escape_cell, release_csv, release_script
+from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting.releases import release_count
+from dpdash.errors import ParameterError
+from dpdash.export import escape_cell, release_csv, release_script, simulate_release
+from dpdash.facts import Bounds
+from dpdash.loading import coerce_column, load_table
 from dpdash.mechanisms import Geometric
-from dpdash.queries import Histogram
+from dpdash.queries import Histogram, Mean, Quantile
 from dpdash.release import release
 
 
@@ -39,17 +48,166 @@ def test_csv_escapes_labels_and_has_no_true_values() -> None:
     assert [int(row[1]) for row in rows[1:]] == list(r.values)  # released, not true, values
 
 
-def test_script_reproduces_the_release(tmp_path) -> None:
-    df, r = _release()
-    table = tmp_path / "table.csv"
-    df.to_csv(table, index=False)
-    script = tmp_path / "reproduce.py"
-    script.write_text(release_script(r, str(table)))
-    repo = str(Path(__file__).resolve().parents[1])
-    out = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, cwd=str(tmp_path),
-        env={**os.environ, "PYTHONPATH": repo},
+# ---- the script: a release only through the ledger ----------------------------------------------------
+
+REPO = str(Path(__file__).resolve().parents[1])
+
+
+@pytest.fixture
+def coded_table(tmp_path: Path) -> dict[str, Any]:
+    """A CSV whose ``sex`` column is coded 1/2, changed in the app to categorical (as in issue 13: the old
+    script read it as integers and counted everyone under "(other)"), a histogram of it released there,
+    and a ledger holding the dataset's budget (ε = 12, basic accountant)."""
+    rng = np.random.default_rng(13)
+    path = tmp_path / "people.csv"
+    pd.DataFrame({"sex": rng.choice([1, 2], 600, p=[0.65, 0.35]), "age": rng.integers(18, 90, 600)}).to_csv(
+        path, index=False
+    )
+    raw = load_table(path.read_bytes(), path.name).data
+    identity = fingerprint(raw)
+    df = coerce_column(raw, "sex", "categorical")
+    query = Histogram(column="sex", categories=["1", "2"])
+    app_release = release(query, "Geometric", df, epsilon=5.0, identity=identity)  # what the app ran
+    ledger_path = tmp_path / "ledger.sqlite"
+    with Ledger(ledger_path) as ledger:
+        ledger.add_dataset(name="people", fingerprint=identity, budget=Budget(12.0), accountant="basic")
+    script = tmp_path / "reproduce_release.py"
+    script.write_text(
+        release_script(app_release, coercions=[("sex", "categorical")], table_name="people.csv")
+    )
+    return {
+        "path": path,
+        "identity": identity,
+        "release": app_release,
+        "ledger": ledger_path,
+        "script": script,
+    }
+
+
+def _run(script: Path, *args: str, ledger: Path | None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": REPO}
+    if ledger is not None:
+        env["DPDASH_LEDGER"] = str(ledger)
+    return subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, encoding="utf-8",
+        cwd=str(script.parent), env=env, timeout=120,
     )  # fmt: skip
+
+
+def _spent(ledger_path: Path, identity: str) -> tuple[float, int]:
+    with Ledger(ledger_path) as ledger:
+        status = ledger.status(identity)
+        return status.spent.epsilon, status.entries
+
+
+def _printed(stdout: str) -> dict[str, int]:
+    return {
+        line.split(": ")[0]: int(line.split(": ")[1].split(" ± ")[0])
+        for line in stdout.splitlines()
+        if " ± " in line
+    }
+
+
+def test_the_script_spends_from_the_ledger_and_matches_the_app_after_a_type_change(coded_table) -> None:
+    out = _run(coded_table["script"], str(coded_table["path"]), ledger=coded_table["ledger"])
     assert out.returncode == 0, out.stderr
-    assert "Pr[all 6 released values within ±a" in out.stdout
-    assert "warning" not in out.stdout
+    assert _spent(coded_table["ledger"], coded_table["identity"]) == (5.0, 1)
+    printed = _printed(out.stdout)
+    assert list(printed) == ["1", "2", "(other)"]
+    # ε = 5 geometric noise: |noise| ≥ 6 has probability 2·e^(−30)/(1 + e^(−5)) per cell, far below 1e-12.
+    true = dict(zip(coded_table["release"].labels, coded_table["release"].true_values, strict=True))
+    assert true["(other)"] == 0 and true["1"] > 300
+    assert all(abs(printed[label] - true[label]) <= 5 for label in printed), (printed, true)
+    assert "Released: histogram of sex with Geometric, ε = 5" in out.stdout
+
+
+def test_the_script_takes_the_ledger_from_the_command_line(coded_table) -> None:
+    out = _run(
+        coded_table["script"], str(coded_table["path"]), "--ledger", str(coded_table["ledger"]), ledger=None
+    )
+    assert out.returncode == 0, out.stderr
+    assert _spent(coded_table["ledger"], coded_table["identity"]) == (5.0, 1)
+
+
+def test_the_script_refuses_when_the_budget_is_short_and_records_nothing(coded_table) -> None:
+    for _ in range(2):  # 5 + 5 of 12
+        assert (
+            _run(coded_table["script"], str(coded_table["path"]), ledger=coded_table["ledger"]).returncode
+            == 0
+        )
+    out = _run(coded_table["script"], str(coded_table["path"]), ledger=coded_table["ledger"])
+    assert out.returncode == 1
+    assert "Not released, nothing was spent" in out.stderr and "does not fit the budget" in out.stderr
+    assert " ± " not in out.stdout and "Released" not in out.stdout
+    assert _spent(coded_table["ledger"], coded_table["identity"]) == (10.0, 2)
+
+
+def test_preview_simulates_and_spends_nothing(coded_table) -> None:
+    out = _run(coded_table["script"], str(coded_table["path"]), "--preview", ledger=coded_table["ledger"])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("SIMULATED PREVIEW: not a release, no budget spent")
+    assert "Released" not in out.stdout
+    lines = [line for line in out.stdout.splitlines() if " ± " in line]
+    assert len(lines) == 3 and all(line.startswith("simulated ") for line in lines)
+    assert _spent(coded_table["ledger"], coded_table["identity"]) == (0.0, 0)
+
+
+def test_the_script_refuses_another_table_and_a_missing_budget(coded_table, tmp_path: Path) -> None:
+    other = tmp_path / "other.csv"
+    other.write_text(coded_table["path"].read_text().replace("\n1,", "\n2,", 1))  # one person changed
+    out = _run(coded_table["script"], str(other), ledger=coded_table["ledger"])
+    assert out.returncode == 1 and "is not the table this release was made from" in out.stderr
+    assert _spent(coded_table["ledger"], coded_table["identity"]) == (0.0, 0)
+    missing = tmp_path / "nowhere" / "ledger.sqlite"
+    out = _run(coded_table["script"], str(coded_table["path"]), ledger=missing)
+    assert out.returncode == 1 and "there is no dpdash ledger" in out.stderr
+    assert not missing.parent.exists()  # no empty ledger was created to release against
+    with Ledger(tmp_path / "empty.sqlite"):
+        pass
+    out = _run(coded_table["script"], str(coded_table["path"]), ledger=tmp_path / "empty.sqlite")
+    assert out.returncode == 1 and "has no budget for this dataset" in out.stderr
+
+
+def test_a_mean_through_the_script_is_one_release_of_two_entries(coded_table) -> None:
+    raw = load_table(coded_table["path"].read_bytes(), "people.csv").data
+    df = coerce_column(raw, "sex", "categorical")
+    r = release(
+        Mean(column="age", bounds=Bounds(0, 120)), "Laplace", df, epsilon=1.0, identity=fingerprint(raw)
+    )
+    script = coded_table["script"].with_name("mean.py")
+    script.write_text(release_script(r, coercions=[("sex", "categorical")]))
+    out = _run(script, str(coded_table["path"]), ledger=coded_table["ledger"])
+    assert out.returncode == 0, out.stderr
+    with Ledger(coded_table["ledger"]) as ledger:
+        entries = ledger.entries(coded_table["identity"])
+    assert len(entries) == 2 and release_count(entries) == 1
+
+
+# ---- the preview's simulation ------------------------------------------------------------------------
+
+
+def test_simulated_releases_fall_within_the_stated_half_widths() -> None:
+    """Seeded: 400 simulated histograms at ε = 0.5; Pr[all within ±a] ≥ 0.95 is stated, so at least
+    0.95 − 4·sd ≈ 0.906 of them must be (the exact coverage is higher: geometric noise is discrete)."""
+    df = pd.DataFrame({"c": ["a"] * 50 + ["b"] * 30})
+    query = Histogram(column="c", categories=["a", "b"])
+    rng = np.random.default_rng(7)
+    hits = 0
+    for _ in range(400):
+        s = simulate_release(query, "geometric", df, epsilon=0.5, rng=rng)
+        hits += all(abs(v - t) <= w for v, t, w in zip(s.values, (50, 30, 0), s.half_widths, strict=True))
+    assert hits / 400 >= 0.906
+    assert s.labels == ("a", "b", "(other)")
+
+
+def test_simulated_means_and_medians_have_the_release_shape() -> None:
+    df = pd.DataFrame({"age": np.arange(100) % 90})
+    mean = simulate_release(Mean(column="age", bounds=Bounds(0, 90)), "laplace", df, epsilon=1.0, rng=1)
+    assert len(mean.values) == len(mean.half_widths) == 1 and "bound" in mean.definition
+    median = simulate_release(
+        Quantile(column="age", candidates=tuple(range(0, 91, 5))), "exponential", df,
+        epsilon=1.0, rng=1,
+    )  # fmt: skip
+    assert median.values[0] in range(0, 91, 5)
+    with pytest.raises(ParameterError, match="delta is required"):
+        simulate_release(Mean(column="age", bounds=Bounds(0, 90)), "gaussian", df, epsilon=1.0)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+# First, the whole package: on a cold server, two sessions' threads run app.py at once, and one may meet
+# dpdash.accounting half-imported by the other (a partially initialised module). A plain `import dpdash`
+# waits until the other thread has finished importing the package (Python's per-module import lock).
+import dpdash  # noqa: F401
+from dpdash.accounting.releases import release_count
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
-from ui.state import active_table, budget_status, registered
+from ui.state import active_table, budget_status, ledger, registered
 from ui.text import md
 
 
@@ -29,6 +34,8 @@ def render_sidebar() -> None:
     try:
         status = budget_status(table)
         record = registered(table)
+        # Releases as people count them: a mean's sum and count pieces are two entries, one release.
+        releases = None if record is None else release_count(ledger().entries(record))
     except DPDashError as error:
         st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
         return
@@ -40,7 +47,7 @@ def render_sidebar() -> None:
     delta = f", δ = {budget.delta:g}" if budget.delta else ""
     st.markdown(f"**Budget:** ε = {budget.epsilon:g}{delta}")
     st.progress(share, text=f"spent ε = {spent:.4g} · remaining ε = {status.remaining_epsilon:.4g}")
-    st.caption(f"{status.entries} release(s); totals under the **{md(record.accountant)}** accountant at δ = "
+    st.caption(f"{releases} release(s); totals under the **{md(record.accountant)}** accountant at δ = "
                f"{budget.delta:g}.")  # fmt: skip
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpdash import _validation as check
 from dpdash.errors import DPDashError
+from ui.state import ActiveTable, budget_status
 from ui.text import md
 
 #: The ε control's stops: a 1-2-3-5-7 log scale from 0.01 to 10.
@@ -95,3 +96,29 @@ def _e_to(epsilon: float) -> str:
     """e^ε for a supported ε (≤ 100, so no overflow), in digits while they are readable."""
     factor = math.exp(min(epsilon, check.EPSILON_MAX))
     return f"{factor:,.0f}" if factor < 1e9 else f"{factor:.3g}"
+
+
+def release_epsilon_default(remaining_epsilon: float | None) -> float:
+    """The per-release ε a page starts from: a tenth of the remaining budget ε, rounded down to a stop of
+    the ε slider (so it reads 0.1, 0.05, 0.03 …), and within the slider's range (0.01 to 10).
+
+    ``None`` (no budget set yet) gives 1, the slider's middle: nothing can be released then anyway.
+
+    >>> release_epsilon_default(1.0), release_epsilon_default(0.25), release_epsilon_default(2e-5)
+    (0.1, 0.02, 0.01)
+    """
+    if remaining_epsilon is None or not math.isfinite(remaining_epsilon):
+        return 1.0
+    tenth = remaining_epsilon / 10
+    fitting = [stop for stop in EPSILON_STOPS if stop <= tenth * (1 + 1e-9)]
+    return fitting[-1] if fitting else EPSILON_STOPS[0]
+
+
+def table_epsilon_default(table: ActiveTable) -> float:
+    """``release_epsilon_default`` of what remains of ``table``'s budget (1 while it has none, or while
+    the ledger cannot be read: the page says so where it releases)."""
+    try:
+        status = budget_status(table)
+    except DPDashError:
+        return release_epsilon_default(None)
+    return release_epsilon_default(None if status is None else status.remaining_epsilon)
