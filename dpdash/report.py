@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from dpdash.accounting import Dataset, Entry, Plan, PrivacyTotal
+from dpdash.accounting.releases import release_count
 from dpdash.risk import max_detection_rate, posterior_bound
 
 __all__ = ["plan_report", "stakeholder_report"]
@@ -72,6 +73,13 @@ def stakeholder_report(
         for name, total in totals.items()
     )
     risk = _risk_sentence(spent, budget.delta, after="After these releases")
+    count = release_count(entries)
+    pieces = (
+        f"<p class=note>Recorded as {len(entries)} ledger entries: a mean, for example, is released as two "
+        "noisy pieces (a sum and a count), each an entry below.</p>"
+        if len(entries) != count
+        else ""
+    )
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Privacy report: {e(dataset.name)}</title>
@@ -83,7 +91,7 @@ kept by the <b>{e(dataset.accountant)}</b> accountant. <b>Spent:</b> ε = {_numb
 {_number(budget.delta, 2)}; <b>remaining:</b> ε = {_number(max(0.0, budget.epsilon - spent))}.</p>
 <p><b>Who is protected:</b> {e(unit_of_privacy)}.</p></div>
 <h2>What this means for a person in the data</h2><p>{risk}</p>
-<h2>Releases ({len(entries)})</h2>
+<h2>Releases ({count})</h2>{pieces}
 <table><tr><th>time (UTC)</th><th>query</th><th>mechanism</th><th>ε</th><th>δ</th></tr>{rows}</table>
 <h2>The total under each accountant</h2>
 <p class=note>Each total is the ε at δ = {_number(budget.delta, 2)} for all releases together; accountants

@@ -25,6 +25,23 @@ def test_report_states_budget_totals_and_risk(tmp_path: Path) -> None:
     assert "Releases (2)" in page and "mean age" in page
 
 
+def test_a_release_of_several_pieces_counts_once(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ds = ledger.add_dataset(
+            name="t", fingerprint="sha256:x", budget=Budget(2.0, 1e-6), accountant="basic"
+        )
+        pieces = [
+            event_for(Laplace(epsilon=0.25, sensitivity=1.0), query=f"mean age: {p}")
+            for p in ("sum", "count")
+        ]
+        ledger.spend_many(ds, pieces)  # one release (a mean), two ledger entries
+        ledger.spend(ds, event_for(Laplace(epsilon=0.5, sensitivity=1.0), query="count"))
+        page = " ".join(
+            stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), unit_of_privacy="x").split()
+        )
+    assert "Releases (2)" in page and "Recorded as 3 ledger entries" in page
+
+
 def test_plan_report_says_whether_it_fits(tmp_path: Path) -> None:
     from dpdash.accounting import PlannedQuery
     from dpdash.report import plan_report

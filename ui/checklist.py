@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from dpdash.accounting.releases import release_count
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
-from ui.state import ActiveTable, budget_status, registered
+from ui.state import ActiveTable, budget_status, ledger, registered
 from ui.text import md
 
 # Pages set this (a set of table identities) when they have shown a simulated preview of a query.
@@ -41,7 +42,8 @@ def steps(table: ActiveTable) -> list[Step]:
     unit = facts.unit
     declared_unit = unit != Facts() or registered(table) is not None
     status = budget_status(table)
-    releases = 0 if status is None else status.entries
+    record = registered(table)
+    releases = 0 if record is None else release_count(ledger().entries(record))
     shape = "each row is one person" if unit == Facts() else f"{unit.describe()}"
     return [
         Step("Load a table", True, f"{table.name} ({table.source})", "app_pages/data.py", "Data"),
@@ -76,7 +78,7 @@ def steps(table: ActiveTable) -> list[Step]:
         Step(
             "Make a first release (spends budget)",
             releases > 0,
-            f"{releases} ledger entr{'y' if releases == 1 else 'ies'} for this table",
+            f"{releases} release{'' if releases == 1 else 's'} from this table",
             "app_pages/release.py",
             "Query & release",
         ),
