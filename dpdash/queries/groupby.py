@@ -38,7 +38,7 @@ from dpdash.queries.base import (
     require_numeric,
 )
 from dpdash.queries.histogram import OTHER, _count_sensitivities, _outside, cell_codes
-from dpdash.queries.sums import _bias, _shares, clamp_column
+from dpdash.queries.sums import _shares, clamp_column, clipping_shift
 
 __all__ = ["GroupByCount", "GroupByMean", "GroupBySum"]
 
@@ -152,8 +152,16 @@ class _GroupedColumn(_Grouped):
         raw[data.present] = data.raw
         k = len(self.groups)
         sums = np.bincount(codes[used], weights=clamped[used], minlength=k)
-        with np.errstate(invalid="ignore", over="ignore"):
-            raw_sums = np.bincount(codes[used], weights=raw[used] - centre, minlength=k)
+        # Per group, Σ (clamped − raw) over the values clamping moved (exactly 0 when none moved).
+        shifts = np.zeros(k)
+        kept = np.full(len(df), np.nan)
+        kept[data.present] = data.values
+        moved = np.flatnonzero(used & (raw != kept))
+        if moved.size:
+            moved = moved[np.argsort(codes[moved], kind="stable")]
+            groups, starts = np.unique(codes[moved], return_index=True)
+            for g, rows in zip(groups, np.split(moved, starts[1:]), strict=True):
+                shifts[g] = clipping_shift(raw[rows], kept[rows])
         counts = np.bincount(codes[used], minlength=k).astype(np.int64)
         in_group = codes >= 0
         report_args = {
@@ -166,7 +174,7 @@ class _GroupedColumn(_Grouped):
             "outside_policy": self.outside,
             "empty_categories": tuple(k_ for k_, n in zip(self.keys, counts, strict=False) if n == 0),
         }
-        return sums, counts, raw_sums, report_args
+        return sums, counts, shifts, report_args
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,9 +222,9 @@ class GroupBySum(_GroupedColumn, NumericQuery):
         return self.bounds.is_integer and is_integer_column(df, self.column)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        sums, _, raw_sums, args = self._group_sums(df, 0.0)
+        sums, _, shifts, args = self._group_sums(df, 0.0)
         args["rows"] = truncation.rows_in
-        bias = tuple(_bias(s, r) for s, r in zip(sums, raw_sums, strict=True))
+        bias = tuple(float(b) for b in shifts)
         return Evaluation(sums, DataReport(truncation=truncation, clipping_bias=bias, **args))
 
 
@@ -367,11 +375,10 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         m = self.bounds.centre
-        sums, counts, raw_sums, args = self._group_sums(df, m)
+        sums, counts, shifts, args = self._group_sums(df, m)
         args["rows"] = truncation.rows_in
         pieces = {"sum": sums, "count": counts}
         means = self.combine(pieces)
-        safe = np.maximum(counts, 1)
-        raw_means = m + raw_sums / safe
-        bias = tuple(_bias(a, b) for a, b in zip(means, raw_means, strict=True))
+        # mean(clamped) − mean(raw) = Σ (clamped − raw)/n_g: the changes of the clipped values only.
+        bias = tuple(float(b) / max(int(n), 1) for b, n in zip(shifts, counts, strict=True))
         return Evaluation(means, DataReport(truncation=truncation, clipping_bias=bias, **args), pieces=pieces)
