@@ -69,7 +69,10 @@ def numeric_preview(
     joint = accuracy.joint_half_width
     if k_real != truth.size:  # the joint ± over the declared cells only
         joint = _joint_over(accuracy, real)
-    columns[1].metric(f"± all {k_real} at once" if k_real > 1 else "± (the one value)", _fmt(joint))
+    if k_real > 1:
+        columns[1].metric(f"± all {k_real} at once", _fmt(joint))
+    else:
+        columns[1].metric("true value (owner only)", f"{float(truth[real][0]):.6g}")
     relative = accuracy.relative_errors()
     columns[2].metric(
         "relative error" + (" (median)" if k_real > 1 else ""), _percent(float(np.median(relative[real])))
