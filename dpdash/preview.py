@@ -47,6 +47,7 @@ __all__ = [
     "selection_half_width",
     "simulate_releases",
     "simulated_accuracy",
+    "simulation_draws",
 ]
 
 #: Dots in a quantile dotplot (ViP used 20–50; UX.md asks for 25).
