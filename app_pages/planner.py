@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpdash.accounting import PlannedQuery
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
-from dpdash.queries import CompositeQuery, Count, Histogram, NumericQuery, SelectionQuery, Sum
+from dpdash.preview import preview_accuracy
+from dpdash.queries import (
+    CompositeQuery,
+    Count,
+    Histogram,
+    NumericQuery,
+    SelectionQuery,
+    Sum,
+    query_from_dict,
+)
 from dpdash.queries.histogram import numeric_bins
+from dpdash.release import calibrate
 from dpdash.report import plan_report
 from ui.query_builder import query_controls
-from ui.state import active_table, ledger, registered
+from ui.state import active_table, evaluate, ledger, registered
 from ui.text import md
 
 MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")
@@ -37,6 +49,40 @@ def _row(label: str, mechanism: str, query: NumericQuery, weight: float = 1.0) -
         "lock ε": None,
         "lock ±accuracy": None,
     }
+
+
+def combined_answers(
+    table: Any, plan: Any, queries: dict[str, tuple[dict[str, Any], str]], confidence: float, delta: float
+) -> pd.DataFrame | None:
+    """For queries added as several pieces (a mean: sum and count), the ± of the combined answer at the
+    ε the plan gives its pieces, by ``dpdash.preview.preview_accuracy``; ``None`` when there are none."""
+    rows = []
+    epsilons = {r.query.query: r.epsilon for r in plan.releases}
+    for name, (spec, mechanism) in queries.items():
+        query = query_from_dict(spec)
+        parts = [(f"{name}: {p.name}", p.share) for p in query.pieces()]
+        if not all(epsilons.get(label) for label, _ in parts):
+            continue
+        total = sum(epsilons[label] for label, _ in parts)
+        if any(abs(epsilons[label] / total - share) > 1e-6 for label, share in parts):
+            rows.append(
+                {"query": name, "ε": total, "±": None, "how": "pieces no longer in the query's split"}
+            )
+            continue
+        try:
+            gaussian = mechanism in ("gaussian", "discrete_gaussian")
+            pieces = calibrate(query, mechanism, table.data, epsilon=total,
+                               delta=delta * len(parts) if gaussian else 0.0)  # fmt: skip
+            evaluation = evaluate(table, query)
+            accuracy = preview_accuracy(query, pieces, evaluation.values, true_pieces=evaluation.pieces,
+                                        confidence=confidence)  # fmt: skip
+        except DPDashError as error:
+            rows.append({"query": name, "ε": total, "±": None, "how": str(error)})
+            continue
+        rows.append(
+            {"query": name, "ε": total, "±": float(np.max(accuracy.half_widths)), "how": accuracy.label}
+        )
+    return pd.DataFrame(rows, columns=["query", "ε", "±", "how"]) if rows else None
 
 
 def default_plan(facts: PublicFacts) -> pd.DataFrame:
@@ -98,6 +144,7 @@ base = st.session_state.get(plan_key)
 if base is None:
     base = default_plan(table.facts)
 version = st.session_state.get(version_key, 0)
+combined_key = f"planner_combined_{table.identity}"
 if base.empty:
     st.info(
         "Nothing is planned yet. Declare bounds and categories on the **Data** page for a starting plan from "
@@ -133,6 +180,8 @@ with st.expander("Add a planned release from a query on this table"):
             parts = ([(f"{query.name}: {p.name}", p.query, p.share) for p in query.pieces()]
                      if isinstance(query, CompositeQuery) else [(query.name, query, 1.0)])  # fmt: skip
             added = [_row(label, mechanism, piece, weight) for label, piece, weight in parts]
+            if isinstance(query, CompositeQuery):  # its combined ± is simulated once the plan gives ε
+                st.session_state.setdefault(combined_key, {})[query.name] = (query.to_dict(), mechanism)
             st.session_state[plan_key] = pd.concat(
                 [rows, pd.DataFrame(added, columns=COLUMNS)], ignore_index=True
             )
@@ -188,6 +237,16 @@ else:
         result.style.apply(lambda _: ["color: #b42318"] * len(result.columns), axis=1),
         hide_index=True, key="planner_result",
     )  # fmt: skip
+
+combined = combined_answers(table, plan, st.session_state.get(combined_key, {}), confidence, delta)
+if combined is not None:
+    st.markdown("**± of the answers released from several pieces** (a mean: noisy sum / noisy count)")
+    st.dataframe(combined, hide_index=True, key="planner_combined")
+    st.caption(
+        "Simulated preview at the planned ε: seeded numpy draws through the release's calibration and "
+        "combination (the same helper as the Query & release preview); each row states its draws and Monte "
+        "Carlo error. Shown when the pieces keep the query's split of ε (weights as added, unlocked)."
+    )
 
 st.download_button(
     "Stakeholder report of this plan (HTML)",

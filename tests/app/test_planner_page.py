@@ -93,3 +93,18 @@ def test_a_table_without_facts_starts_empty_with_a_hint(
     assert not at.exception, [e.value for e in at.exception]
     assert any("Nothing is planned yet" in i.value for i in at.info)
     assert any("Add a planned release" in i.value for i in at.info)  # the editor is empty: nothing to fit
+
+
+def test_a_mean_added_from_a_query_shows_its_combined_plus_minus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _app(tmp_path, monkeypatch, spent=0.0)
+    at.selectbox(key="planner_kind").set_value("Mean").run()
+    at.button(key="planner_add").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    rows = at.dataframe[0].value
+    assert rows["query"].tolist()[-2:] == ["mean of age: sum", "mean of age: count"]
+    assert rows["weight"].tolist()[-2:] == [0.5, 0.5]  # the mean's split of ε
+    combined = next(d.value for d in at.dataframe if list(d.value.columns) == ["query", "ε", "±", "how"])
+    assert combined["query"].tolist() == ["mean of age"] and combined["±"].iloc[0] > 0
+    assert combined["how"].iloc[0].startswith("simulated: 4,000 seeded draws, Monte Carlo error")
