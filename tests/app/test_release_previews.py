@@ -153,3 +153,26 @@ def test_a_quantile_shows_its_exact_plus_minus(app: AppTest) -> None:
     assert not app.exception and not app.error
     assert "± (95%)" in _metrics(app)
     assert "(exact)" in _definition(app)
+
+
+def test_new_query_kinds_never_raise_with_any_mechanism(app: AppTest) -> None:
+    """Every mechanism on the new kinds: a preview, or a readable message (integer noise on a mean)."""
+    settings = [
+        ("Variance", None),
+        ("Histogram", "score (numeric: public bins)"),
+        ("Group-by count", "score (numeric: public bins)"),
+        ("Group-by mean", "score (numeric: public bins)"),
+    ]
+    for kind, column in settings:
+        app.selectbox(key="release_kind").set_value(kind).run()
+        if column is not None:
+            key = (
+                "release_column"
+                if kind == "Histogram"
+                else f"release_{kind.lower().replace('-', '_').replace(' ', '_')}_by"
+            )
+            app.selectbox(key=key).set_value(column).run()
+        for mechanism in ("Laplace", "Gaussian (analytic)", "Geometric", "Discrete Gaussian", "Staircase"):
+            app.selectbox(key="release_mechanism").set_value(mechanism).run()
+            assert not app.exception, (kind, mechanism, [e.value for e in app.exception])
+            assert app.error or any("± definition" in c.value for c in app.caption), (kind, mechanism)
