@@ -133,6 +133,7 @@ def test_mean_and_numeric_histogram_previews_before_any_release(
     assert _metric(page, "relative error").endswith("%")
     expect(page.get_by_text("Possible releases (simulated: spends no budget)").first).to_be_visible()
     assert "Released ·" not in text and "Release now" not in text
+    wait_until_idle(page)
     page.screenshot(path=str(screenshot_dir / "release-mean-preview.png"))
 
     # A histogram of the numeric column over public bins from its declared bounds.
@@ -143,6 +144,7 @@ def test_mean_and_numeric_histogram_previews_before_any_release(
     assert float(_metric(page, "± all 10 at once")) > 0
     expect(main).to_contain_text("(other) (values outside the declared categories or bins, shown apart)")
     expect(page.get_by_text("Possible releases (exact quantiles: spends no budget)").first).to_be_visible()
+    wait_until_idle(page)
     page.screenshot(path=str(screenshot_dir / "release-numeric-histogram-preview.png"))
 
     assert page.locator('[data-testid="stException"]').count() == 0
