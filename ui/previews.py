@@ -113,8 +113,12 @@ def numeric_preview(
     order = np.flatnonzero(real)[:SHOWN]
     shown_labels = [labels[i] for i in order]
     offsets = accuracy.dots[order] - truth[order][:, None]
-    title = "Possible releases (" + ("exact quantiles" if accuracy.method == "exact" else "simulated") + \
-        ": spends no budget)"  # fmt: skip
+    how = (
+        "exact quantiles of the noise"
+        if accuracy.method == "exact"
+        else f"from {accuracy.draws:,} seeded draws"
+    )
+    title = f"Possible releases (simulated: spends no budget) · dots: {how}"
     st.plotly_chart(
         quantile_dotplot_figure(
             offsets, np.zeros(order.size), shown_labels, half_width=each[order], title=title
@@ -201,11 +205,9 @@ def selection_preview(
                 f"{md(mechanism_label.lower())}. Relative error: ± / |true|."
             )
             dots = preview.selection_dots(chances, query.candidates)[None, :] - exact
-            st.plotly_chart(
-                quantile_dotplot_figure(dots, np.zeros(1), [labels[i]], half_width=a,
-                                        title="Possible releases (exact chances: spends no budget)"),
-                key=f"{key}_selection_dotplot_{i}",
-            )  # fmt: skip
+            title = "Possible releases (simulated: spends no budget) · dots: exact chances"
+            figure = quantile_dotplot_figure(dots, np.zeros(1), [labels[i]], half_width=a, title=title)
+            st.plotly_chart(figure, key=f"{key}_selection_dotplot_{i}")
         top = np.argsort(-chances)[:10]
         st.markdown(
             f"**{md(labels[i])}**: the best candidate is **{md(best)}** (owner only). The "

@@ -131,7 +131,9 @@ def test_mean_and_numeric_histogram_previews_before_any_release(
     half_width = float(_metric(page, "± each value (95%)"))
     assert 0 < half_width < 70  # a real ± for the mean of heights in [140, 210], not a piece's
     assert _metric(page, "relative error").endswith("%")
-    expect(page.get_by_text("Possible releases (simulated: spends no budget)").first).to_be_visible()
+    expect(
+        page.get_by_text("Possible releases (simulated: spends no budget) · dots: from 4,000").first
+    ).to_be_visible()
     assert "Released ·" not in text and "Release now" not in text
     wait_until_idle(page)
     page.screenshot(path=str(screenshot_dir / "release-mean-preview.png"))
@@ -143,7 +145,9 @@ def test_mean_and_numeric_histogram_previews_before_any_release(
     expect(main).to_contain_text("± definition (exact)")
     assert float(_metric(page, "± all 10 at once")) > 0
     expect(main).to_contain_text("(other) (values outside the declared categories or bins, shown apart)")
-    expect(page.get_by_text("Possible releases (exact quantiles: spends no budget)").first).to_be_visible()
+    expect(
+        page.get_by_text("Possible releases (simulated: spends no budget) · dots: exact quantiles").first
+    ).to_be_visible()
     wait_until_idle(page)
     page.screenshot(path=str(screenshot_dir / "release-numeric-histogram-preview.png"))
 
