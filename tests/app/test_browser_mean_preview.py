@@ -140,9 +140,9 @@ def test_mean_and_numeric_histogram_previews_before_any_release(
 
     # A histogram of the numeric column over public bins from its declared bounds.
     _choose(page, "Query", "Histogram")
-    # The histogram's own column box (first option: the categorical column) replaces the mean's; wait
-    # for it, so that a slow rerun cannot leave the mean's box under the click.
-    expect(page.get_by_test_id("stSelectbox").filter(has_text="Column").first).to_contain_text("clinic")
+    # The histogram of the first column (the categorical one: 2 declared cells) replaces the mean's
+    # preview; wait for it, so that a slow rerun cannot leave the mean's column box under the click.
+    expect(page.get_by_test_id("stMetric").filter(has_text="± all 2 at once")).to_be_visible()
     wait_until_idle(page)
     _choose(page, "Column", "height (numeric: public bins)")
     expect(main).to_contain_text("10 public bins over the declared bounds [140, 210] of height")
