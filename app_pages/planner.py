@@ -3,27 +3,107 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpdash.accounting import PlannedQuery
+from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
+from dpdash.preview import preview_accuracy
+from dpdash.queries import (
+    CompositeQuery,
+    Count,
+    Histogram,
+    NumericQuery,
+    SelectionQuery,
+    Sum,
+    query_from_dict,
+)
+from dpdash.queries.histogram import numeric_bins
+from dpdash.release import calibrate
 from dpdash.report import plan_report
-from ui.state import active_table, ledger, registered
+from ui.query_builder import query_controls
+from ui.state import active_table, evaluate, ledger, registered
 from ui.text import md
 
 MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")
-EXAMPLE_PLAN = pd.DataFrame(
-    [
-        {"query": "count of patients", "mechanism": "geometric", "sensitivity": 5.0, "answers k": 1,
-         "weight": 1.0, "lock ε": None, "lock ±accuracy": None},
-        {"query": "diagnosis histogram", "mechanism": "geometric", "sensitivity": 5.0, "answers k": 12,
-         "weight": 2.0, "lock ε": None, "lock ±accuracy": None},
-        {"query": "mean income (sum)", "mechanism": "laplace", "sensitivity": 750_000.0, "answers k": 1,
-         "weight": 1.0, "lock ε": None, "lock ±accuracy": None},
-    ]
-)  # fmt: skip
+COLUMNS = ["query", "mechanism", "sensitivity", "answers k", "weight", "lock ε", "lock ±accuracy"]
+#: Numeric histograms in the default plan: this many equal bins over the declared bounds.
+DEFAULT_BINS = 10
+
+
+def _row(label: str, mechanism: str, query: NumericQuery, weight: float = 1.0) -> dict[str, object]:
+    """A plan row for one noisy answer of ``query``: its sensitivity in the mechanism's norm, k answers."""
+    norm = {"gaussian": "l2", "discrete_gaussian": "coordinate", "staircase": "coordinate"}.get(
+        mechanism, "l1"
+    )
+    return {
+        "query": label,
+        "mechanism": mechanism,
+        "sensitivity": float(query.sensitivity(norm)),
+        "answers k": query.dimension,
+        "weight": weight,
+        "lock ε": None,
+        "lock ±accuracy": None,
+    }
+
+
+def combined_answers(
+    table: Any, plan: Any, queries: dict[str, tuple[dict[str, Any], str]], confidence: float, delta: float
+) -> pd.DataFrame | None:
+    """For queries added as several pieces (a mean: sum and count), the ± of the combined answer at the
+    ε the plan gives its pieces, by ``dpdash.preview.preview_accuracy``; ``None`` when there are none."""
+    rows = []
+    epsilons = {r.query.query: r.epsilon for r in plan.releases}
+    for name, (spec, mechanism) in queries.items():
+        query = query_from_dict(spec)
+        parts = [(f"{name}: {p.name}", p.share) for p in query.pieces()]
+        if not all(epsilons.get(label) for label, _ in parts):
+            continue
+        total = sum(epsilons[label] for label, _ in parts)
+        if any(abs(epsilons[label] / total - share) > 1e-6 for label, share in parts):
+            rows.append(
+                {"query": name, "ε": total, "±": None, "how": "pieces no longer in the query's split"}
+            )
+            continue
+        try:
+            gaussian = mechanism in ("gaussian", "discrete_gaussian")
+            pieces = calibrate(query, mechanism, table.data, epsilon=total,
+                               delta=delta * len(parts) if gaussian else 0.0)  # fmt: skip
+            evaluation = evaluate(table, query)
+            accuracy = preview_accuracy(query, pieces, evaluation.values, true_pieces=evaluation.pieces,
+                                        confidence=confidence)  # fmt: skip
+        except DPDashError as error:
+            rows.append({"query": name, "ε": total, "±": None, "how": str(error)})
+            continue
+        rows.append(
+            {"query": name, "ε": total, "±": float(np.max(accuracy.half_widths)), "how": accuracy.label}
+        )
+    return pd.DataFrame(rows, columns=["query", "ε", "±", "how"]) if rows else None
+
+
+def default_plan(facts: PublicFacts) -> pd.DataFrame:
+    """A starting plan from the active table's own declared facts: the number of rows, a histogram of
+    the first categorical column, and a histogram (public bins over the declared bounds) and a sum of
+    the first numeric column. Queries whose value is public under the facts (sensitivity 0) are left
+    out. Empty when nothing is declared."""
+    unit = facts.unit
+    candidates: list[tuple[str, str, NumericQuery]] = [("count of rows", "geometric", Count(facts=unit))]
+    for column in sorted(facts.categories)[:1]:
+        histogram = Histogram(column=column, categories=facts.categories[column], facts=unit)
+        candidates.append((f"histogram of {column}", "geometric", histogram))
+    for column in sorted(facts.bounds)[:1]:
+        bounds = facts.bounds[column]
+        bins = numeric_bins(bounds, count=DEFAULT_BINS)
+        candidates.append((f"histogram of {column} ({DEFAULT_BINS} bins)", "geometric",
+                           Histogram(column=column, bins=bins, facts=unit)))  # fmt: skip
+        candidates.append((f"sum of {column}", "laplace", Sum(column=column, bounds=bounds, facts=unit)))
+    rows = [_row(label, mechanism, query) for label, mechanism, query in candidates
+            if query.sensitivity("l1") > 0]  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def _blank(value: object) -> bool:
@@ -56,8 +136,29 @@ confidence = st.select_slider("Confidence of the ±accuracy", (0.9, 0.95, 0.99),
                               format_func=lambda c: f"{c:.0%}", key="planner_confidence")  # fmt: skip
 delta = st.select_slider("δ for Gaussian rows", (1e-5, 1e-6, 1e-7, 1e-8), value=1e-6,
                          format_func=lambda d: f"{d:.0e}", key="planner_delta")  # fmt: skip
+# The plan belongs to the active table: its defaults come from this table's declared facts, and the
+# editor's key names the table, so another table never inherits this one's plan.
+plan_key = f"planner_plan_{table.identity}"
+version_key = f"planner_version_{table.identity}"
+base = st.session_state.get(plan_key)
+if base is None:
+    base = default_plan(table.facts)
+version = st.session_state.get(version_key, 0)
+combined_key = f"planner_combined_{table.identity}"
+if base.empty:
+    st.info(
+        "Nothing is planned yet. Declare bounds and categories on the **Data** page for a starting plan from "
+        "this table's columns, add a row below, or add one from a query.",
+        icon=":material/info:",
+    )
+else:
+    st.caption(
+        f"Starting plan from **{md(table.name)}**'s declared columns (edit, add or delete rows); a numeric "
+        f"histogram uses {DEFAULT_BINS} public bins over the declared bounds."
+    )
 rows = st.data_editor(
-    EXAMPLE_PLAN, num_rows="dynamic", hide_index=True, key="planner_rows", width="stretch",
+    base, num_rows="dynamic", hide_index=True, key=f"planner_rows_{table.identity}_{version}",
+    width="stretch",
     column_config={
         "mechanism": st.column_config.SelectboxColumn(options=MECHANISMS, required=True),
         "sensitivity": st.column_config.NumberColumn(min_value=0.0, format="%g", required=True),
@@ -67,6 +168,25 @@ rows = st.data_editor(
         "lock ±accuracy": st.column_config.NumberColumn(min_value=0.0, format="%g"),
     },
 )  # fmt: skip
+
+with st.expander("Add a planned release from a query on this table"):
+    query = query_controls(table.facts, "planner")
+    mechanism = st.selectbox("Mechanism", MECHANISMS, key="planner_add_mechanism")
+    if query is not None and st.button("Add to the plan", key="planner_add"):
+        if isinstance(query, SelectionQuery):
+            st.warning("The planner plans noise mechanisms; plan a quantile's ε as a row by hand.",
+                       icon=":material/info:")  # fmt: skip
+        else:
+            parts = ([(f"{query.name}: {p.name}", p.query, p.share) for p in query.pieces()]
+                     if isinstance(query, CompositeQuery) else [(query.name, query, 1.0)])  # fmt: skip
+            added = [_row(label, mechanism, piece, weight) for label, piece, weight in parts]
+            if isinstance(query, CompositeQuery):  # its combined ± is simulated once the plan gives ε
+                st.session_state.setdefault(combined_key, {})[query.name] = (query.to_dict(), mechanism)
+            st.session_state[plan_key] = pd.concat(
+                [rows, pd.DataFrame(added, columns=COLUMNS)], ignore_index=True
+            )
+            st.session_state[version_key] = version + 1
+            st.rerun()
 
 try:
     planned = []
@@ -117,6 +237,16 @@ else:
         result.style.apply(lambda _: ["color: #b42318"] * len(result.columns), axis=1),
         hide_index=True, key="planner_result",
     )  # fmt: skip
+
+combined = combined_answers(table, plan, st.session_state.get(combined_key, {}), confidence, delta)
+if combined is not None:
+    st.markdown("**± of the answers released from several pieces** (a mean: noisy sum / noisy count)")
+    st.dataframe(combined, hide_index=True, key="planner_combined")
+    st.caption(
+        "Simulated preview at the planned ε: seeded numpy draws through the release's calibration and "
+        "combination (the same helper as the Query & release preview); each row states its draws and Monte "
+        "Carlo error. Shown when the pieces keep the query's split of ε (weights as added, unlocked)."
+    )
 
 st.download_button(
     "Stakeholder report of this plan (HTML)",

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import preview
-from dpdash.accounting import event_for, get_accountant
+from dpdash.accounting import event_for, get_accountant, running
 from dpdash.errors import DPDashError
 from dpdash.export import release_csv, release_script
 from dpdash.mechanisms import (
@@ -22,8 +20,9 @@ from dpdash.mechanisms import (
 )
 from dpdash.queries import SelectionQuery
 from dpdash.release import Release, calibrate, release
-from ui.charts import possible_release_animation, quantile_dotplot_figure
-from ui.query_builder import query_controls
+from ui.checklist import mark_previewed
+from ui.previews import numeric_preview, report_caption, selection_preview
+from ui.query_builder import postprocess_controls, query_controls
 from ui.state import active_table, evaluate, ledger, ledger_session, registered
 from ui.text import md
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
@@ -73,6 +72,7 @@ with left:
 with right:
     epsilon = epsilon_control("release_epsilon", default=table_epsilon_default(table))  # ⅒ of what remains
     delta = delta_control("release_delta") if mechanism in (Gaussian, DiscreteGaussian) else 0.0
+    steps = [] if query is None else postprocess_controls(query, "release")
 if query is None or epsilon is None:
     st.stop()
 
@@ -96,112 +96,18 @@ labels = [str(label) for label in (query.selections if selecting else query.labe
 with st.container(border=True):
     st.markdown("#### :material/visibility: Simulated preview · spends no budget")
     st.caption(
-        "Computed from the mechanism's exact noise distribution (dots, ±a, chances) and seeded numpy draws "
-        "(the animation). True values are shown to you, the data owner, only. Nothing here may be published."
+        "The ± of what will be published, before anything is published: exact where a closed form exists, "
+        "otherwise a seeded simulation with the fast numpy sampler (each ± says which). True values are "
+        "shown to you, the data owner, only. Nothing here may be published."
     )
     if selecting:
-        for i, selector in enumerate(selectors):
-            utilities = evaluation.utilities[i]
-            try:  # at a tiny typed ε, report-noisy-max's exact chances are too long a sum to show
-                chances = selector.probabilities(utilities)
-            except DPDashError as error:
-                st.warning(md(error), icon=":material/warning:")
-                continue
-            top = np.argsort(-chances)[:10]
-            st.markdown(
-                f"**{md(labels[i])}**: the true answer is **{evaluation.values[i]:g}** (owner only). The "
-                f"{mechanism_label.lower()} picks a candidate with these exact chances (10 most likely "
-                "shown); "
-                f"with {confidence:.0%} probability the pick is within "
-                f"{selector.utility_gap(confidence, len(utilities)):.4g} utility units of the best."
-            )
-            st.dataframe(
-                pd.DataFrame({"candidate": np.asarray(query.candidates)[top], "chance": chances[top]}),
-                hide_index=True, key=f"release_selection_{i}",
-                column_config={"chance": st.column_config.NumberColumn(format="percent")},
-            )  # fmt: skip
-    elif len(pieces) == 1:
-        mech = pieces[0].mechanism
-        truth = np.asarray(evaluation.values, dtype=float).ravel()
-        k = truth.size
-        half_width = mech.release_accuracy(confidence, 1)
-        columns = st.columns(4)
-        columns[0].metric(f"±a, each value ({confidence:.0%})", f"{half_width:.4g}")
-        columns[1].metric(f"±a, all {k} at once", f"{mech.release_accuracy(confidence, k):.4g}")
-        relative = preview.relative_error(half_width, truth)
-        columns[2].metric(
-            "relative error (median)",
-            "∞" if not np.isfinite(np.median(relative)) else f"{np.median(relative):.1%}",
-        )
-        columns[3].metric(
-            "chance some value < 0", f"{1 - np.prod(1 - preview.chance_below(mech, truth, 0)):.1%}"
-        )
-        st.caption(
-            f"{mechanism_label}: scale {mech.scale:.4g}, sensitivity "
-            f"{mech.sensitivity:g} ({mech.sensitivity_norm}); ±a is the exact half-width of the noise "
-            "release() adds (plus half a grid step for rounding, for real-valued answers)."
-        )
-        shown = slice(0, 40)
-        # Dots as release − true value: answers of very different sizes share one readable axis.
-        offsets = preview.quantile_dots(mech, truth[shown]) - truth[shown][:, None]
-        st.plotly_chart(
-            quantile_dotplot_figure(
-                offsets, np.zeros(offsets.shape[0]), labels[shown], half_width=half_width
-            ),
-            key="release_dotplot",
-        )
-        draws = mech.simulate(truth[shown], 30, rng=20261122).astype(float)
-        st.plotly_chart(
-            possible_release_animation(draws, truth[shown], labels[shown]), key="release_animation"
-        )
-        threshold = st.number_input(
-            "Threshold to check (e.g. a policy cut-off)",
-            value=float(np.median(truth)),
-            format="%g",
-            key="release_threshold",
-        )
-        crossing = preview.chance_of_crossing(mech, truth, threshold)
-        st.dataframe(
-            pd.DataFrame(
-                {
-                    "value": labels,
-                    "true (owner only)": truth,
-                    "chance noise crosses the threshold": crossing,
-                    "relative error": relative,
-                }
-            ),
-            hide_index=True,
-            key="release_crossing",
-            column_config={
-                "chance noise crosses the threshold": st.column_config.NumberColumn(format="percent"),
-                "relative error": st.column_config.NumberColumn(format="percent"),
-            },
-        )
+        selection_preview(query, selectors, evaluation, labels=labels, mechanism_label=mechanism_label,
+                          confidence=confidence, key="release")  # fmt: skip
     else:
-        st.markdown("This query is released in pieces, each with its own share of ε:")
-        for piece in pieces:
-            st.markdown(
-                f"- **{md(piece.name)}**: {md(piece.mechanism.name)} at ε = {piece.mechanism.epsilon:g}, "
-                f"±{piece.mechanism.release_accuracy(confidence, piece.query.dimension):.4g} "
-                f"({confidence:.0%})"
-            )
-        st.caption("The combined value's interval is a closed-form bound computed at release.")
-    report = evaluation.report
-    bias = ""
-    if report.clipping_bias is not None and any(b != 0 for b in report.clipping_bias):
-        shown_bias = ", ".join(f"{b:+.4g}" for b in report.clipping_bias[:5])
-        bias = f" Clipping moves the true answer by {shown_bias} (answer with the bounds − without them)."
-    outside = (
-        f" {report.outside} value(s) outside the declared categories ({report.outside_policy})."
-        if (report.outside)
-        else ""
-    )
-    st.caption(
-        f"NOT PRIVATE (owner only): {report.rows:,} rows, {report.rows_used:,} used; "
-        f"{report.missing} missing (dropped and counted); clipped {report.clipped_below} below and "
-        f"{report.clipped_above} above the declared bounds; {report.truncation.rows_truncated} rows beyond "
-        f"the per-person limit dropped.{bias}{outside}"
-    )
+        numeric_preview(query, pieces, evaluation, labels=labels, mechanism_label=mechanism_label,
+                        confidence=confidence, steps=steps, key="release")  # fmt: skip
+    report_caption(query, evaluation, selecting)
+    mark_previewed(table)
 
 # ---- the release: spends budget ---------------------------------------------------------------------
 st.subheader("Release")
@@ -219,15 +125,24 @@ if record is None:
 events = [event_for(spent, query=query.name) for spent in spending]
 keeper = get_accountant(record.accountant)
 history = ledger().events(record)
-spent_now = keeper.epsilon(history, record.budget.delta)
-spent_after = keeper.epsilon([*history, *events], record.budget.delta)
+# From the ledger's kept running state (what its spend checks against): composes only what is new.
+spent_now = running.epsilon(keeper, history, (), record.budget.delta)
+spent_after = running.epsilon(keeper, history, events, record.budget.delta)
 fits = spent_after <= record.budget.epsilon * (1 + 1e-12)
 remaining_after = record.budget.epsilon - spent_after
 remaining_after = 0.0 if remaining_after < 1e-9 * record.budget.epsilon else remaining_after
 
 
 # The confirmation is tied to exactly this query, mechanism and budget: change any of them and it lapses.
-request = (repr(query.to_dict()), mechanism.__name__, epsilon, delta, confidence, table.fingerprint)
+request = (
+    repr(query.to_dict()),
+    mechanism.__name__,
+    epsilon,
+    delta,
+    confidence,
+    tuple(steps),
+    table.fingerprint,
+)
 # The same request as the release just made: a click would repeat it, at the same cost again.
 repeat = st.session_state.get(_LAST_REQUEST) == request
 cost = f"ε = {epsilon:g}{f', δ = {delta:g}' if delta else ''}"
@@ -282,6 +197,7 @@ else:
                     epsilon=epsilon,
                     delta=delta or None,
                     confidence=confidence,
+                    postprocess=steps,
                     identity=table.identity,
                 )
                 ledger().spend_release(record, result, session=ledger_session())  # committed before shown

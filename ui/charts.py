@@ -188,12 +188,18 @@ def reference_figure(points: list[tuple[str, float]], current_epsilon: float) ->
 
 
 def quantile_dotplot_figure(
-    dots: np.ndarray, true_values: np.ndarray | None, labels: list[str], *, half_width: float | None = None
+    dots: np.ndarray,
+    true_values: np.ndarray | None,
+    labels: list[str],
+    *,
+    half_width: float | np.ndarray | None = None,
+    title: str = "Possible releases (simulated: spends no budget)",
 ) -> go.Figure:
     """One strip per answer: its possible releases as equal-probability dots (stacked where they
     fall in the same bin, fixed dot size), the true value as a red tick (data owner only) and the
-    ± half-width as a band."""
+    ± half-width (one for all answers, or one per answer) as a band."""
     n_rows, n_dots = dots.shape
+    widths = None if half_width is None else np.broadcast_to(np.asarray(half_width, dtype=float), (n_rows,))
     figure = go.Figure()
     span = float(np.ptp(dots)) or 1.0
     width = span / 40.0
@@ -216,14 +222,14 @@ def quantile_dotplot_figure(
                 "line": {"width": 3, "color": "#D55E00"}},
                 hovertemplate=f"{labels[i]}: true value %{{x:.4g}}<extra></extra>",
             )  # fmt: skip
-            if half_width is not None:
+            if widths is not None:
                 figure.add_shape(
-                    type="rect", x0=true_values[i] - half_width, x1=true_values[i] + half_width,
+                    type="rect", x0=true_values[i] - widths[i], x1=true_values[i] + widths[i],
                     y0=i - 0.42, y1=i + 0.42, line={"width": 0}, fillcolor="rgba(0,114,178,0.08)",
                 )  # fmt: skip
     figure.update_layout(
         **{**_LAYOUT, "hovermode": "closest"},
-        title="Possible releases (simulated: spends no budget)",
+        title=title,
         xaxis_title="released value − true value (0: the true value, owner only)",
         yaxis={"tickmode": "array", "tickvals": list(range(n_rows)), "ticktext": labels,
                "range": [-0.6, n_rows - 0.2], "autorange": "reversed"},

@@ -1,35 +1,90 @@
-"""Widgets that build a query spec from the active table's declared public facts."""
+"""Widgets that build a query spec (and its post-processing) from the active table's declared public facts.
+
+Every widget's key names the query kind (and the column where it matters), so a setting made for one
+query never carries over to another: changing the query shows that query's own defaults.
+"""
 
 from __future__ import annotations
+
+import re
 
 import streamlit as st
 
 from dpdash.datasets import PublicFacts
+from dpdash.errors import DPDashError
+from dpdash.facts import Bins, Bounds
 from dpdash.queries import (
     ContingencyTable,
     Count,
     GroupByCount,
+    GroupByMean,
     GroupBySum,
     Histogram,
     Mean,
     Quantile,
     Query,
+    SecondMoment,
+    SelectionQuery,
     Sum,
+    Variance,
     Where,
 )
+from dpdash.queries.histogram import numeric_bins
+from dpdash.release import postprocessing_step
+from ui.text import md
 
 QUERY_KINDS = (
     "Count",
     "Count where column = value",
     "Sum",
     "Mean",
+    "Variance",
     "Histogram",
     "Group-by count",
     "Group-by sum",
+    "Group-by mean",
     "Contingency table",
     "Median / quantile",
 )
 SELECTION_KINDS = ("Median / quantile",)
+#: What a rounding choice records (``dpdash.release.POSTPROCESSING``).
+ROUNDING = ("no rounding", "to integers", "to decimal places", "to significant digits")
+_NUMERIC_SUFFIX = " (numeric: public bins)"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def bins_controls(column: str, bounds: Bounds, key: str) -> Bins | None:
+    """Public bin edges over a numeric column's declared bounds: a number of equal bins or a width.
+    ``None`` after a message when the choice makes no valid bins."""
+    how = st.radio(
+        "Bins", ("number of equal bins", "bin width"), horizontal=True, key=f"{key}_how",
+        help="Bin edges come from the declared bounds only (public), never from the data.",
+    )  # fmt: skip
+    try:
+        if how == "number of equal bins":
+            count = int(st.number_input("Number of bins", 1, 10_000, 10, key=f"{key}_count"))
+            bins = numeric_bins(bounds, count=count)
+        else:
+            default = float(f"{(bounds.upper - bounds.lower) / 10:.3g}")
+            width = st.number_input(
+                "Bin width", min_value=0.0, value=default, format="%g", key=f"{key}_width"
+            )
+            if width <= 0:
+                st.warning("Give a bin width above 0.", icon=":material/info:")
+                return None
+            bins = numeric_bins(bounds, width=width)
+    except DPDashError as error:
+        st.warning(md(error), icon=":material/info:")
+        return None
+    shown = ", ".join(bins.labels[:6]) + (", …" if len(bins.labels) > 6 else "")
+    st.caption(
+        f"{len(bins.labels)} public bins over the declared bounds [{bounds.lower:g}, {bounds.upper:g}] of "
+        f"{md(column)}: {md(shown)}. Values outside the bounds are counted apart, as (other)."
+    )
+    return bins
 
 
 def query_controls(facts: PublicFacts, key: str) -> Query | None:
@@ -38,12 +93,21 @@ def query_controls(facts: PublicFacts, key: str) -> Query | None:
     numeric = sorted(facts.bounds)
     categorical = sorted(facts.categories)
     kind = st.selectbox("Query", QUERY_KINDS, key=f"{key}_kind")
+    k = f"{key}_{_slug(kind)}"
     unit = facts.unit
-    if kind in ("Sum", "Mean", "Group-by sum", "Median / quantile") and not numeric:
+    needs_numeric = ("Sum", "Mean", "Variance", "Group-by sum", "Group-by mean", "Median / quantile")
+    if kind in needs_numeric and not numeric:
         st.warning("Declare bounds for a numeric column on the Data page first.", icon=":material/info:")
         return None
-    if kind not in ("Count", "Sum", "Mean", "Median / quantile") and not categorical:
+    groupable = categorical + [c + _NUMERIC_SUFFIX for c in numeric]
+    if kind in ("Count where column = value", "Contingency table") and not categorical:
         st.warning("Declare the categories of a column on the Data page first.", icon=":material/info:")
+        return None
+    if kind in ("Histogram", "Group-by count", "Group-by sum", "Group-by mean") and not groupable:
+        st.warning(
+            "Declare the categories of a column, or the bounds of a numeric one, on the Data page first.",
+            icon=":material/info:",
+        )
         return None
     if kind == "Count":
         return Count(facts=unit)
@@ -51,33 +115,75 @@ def query_controls(facts: PublicFacts, key: str) -> Query | None:
         column = st.selectbox("Column", categorical, key=f"{key}_where_column")
         value = st.selectbox("equals", facts.categories[column], key=f"{key}_where_value")
         return Count(where=(Where(column, "==", value),), facts=unit)
-    if kind in ("Sum", "Mean"):
-        column = st.selectbox("Column", numeric, key=f"{key}_column")
+    if kind in ("Sum", "Mean", "Variance"):
+        column = st.selectbox("Column", numeric, key=f"{k}_column")
         bounds = facts.bounds[column]
         st.caption(f"Values are clamped to the declared bounds [{bounds.lower:g}, {bounds.upper:g}].")
-        cls = Sum if kind == "Sum" else Mean
+        cls = {"Sum": Sum, "Mean": Mean, "Variance": Variance}[kind]
         return cls(column=column, bounds=bounds, facts=unit)
     if kind == "Median / quantile":
-        column = st.selectbox("Column", numeric, key=f"{key}_column")
-        level = st.slider("Quantile level q", 0.05, 0.95, 0.5, 0.05, key=f"{key}_level")
+        column = st.selectbox("Column", numeric, key=f"{k}_column")
+        level = st.slider("Quantile level q", 0.05, 0.95, 0.5, 0.05, key=f"{k}_level")
         bounds = facts.bounds[column]
         size = int(st.number_input("Public candidates (evenly spaced over the bounds)", 2, 10_000, 101,
-                                   key=f"{key}_candidates"))  # fmt: skip
+                                   key=f"{k}_candidates"))  # fmt: skip
         return Quantile.on_grid(column=column, bounds=bounds, size=size, quantiles=level, facts=unit)
     if kind == "Histogram":
-        column = st.selectbox("Column", categorical, key=f"{key}_column")
-        return Histogram(column=column, categories=facts.categories[column], facts=unit)
-    if kind == "Group-by count":
-        by = st.selectbox("Group by", categorical, key=f"{key}_by")
-        return GroupByCount(by=by, keys=facts.categories[by], facts=unit)
-    if kind == "Group-by sum":
-        by = st.selectbox("Group by", categorical, key=f"{key}_by")
-        column = st.selectbox("Sum of", numeric, key=f"{key}_column")
-        return GroupBySum(by=by, keys=facts.categories[by], column=column, bounds=facts.bounds[column],
-                          facts=unit)  # fmt: skip
+        choice = st.selectbox("Column", groupable, key=f"{key}_column")
+        if choice in categorical:
+            return Histogram(column=choice, categories=facts.categories[choice], facts=unit)
+        column = choice.removesuffix(_NUMERIC_SUFFIX)
+        bins = bins_controls(column, facts.bounds[column], f"{k}_{_slug(column)}_bins")
+        return None if bins is None else Histogram(column=column, bins=bins, facts=unit)
+    if kind in ("Group-by count", "Group-by sum", "Group-by mean"):
+        choice = st.selectbox("Group by", groupable, key=f"{k}_by")
+        if choice in categorical:
+            by, groups = choice, {"keys": facts.categories[choice]}
+        else:
+            by = choice.removesuffix(_NUMERIC_SUFFIX)
+            bins = bins_controls(by, facts.bounds[by], f"{k}_{_slug(by)}_bins")
+            if bins is None:
+                return None
+            groups = {"bins": bins}
+        if kind == "Group-by count":
+            return GroupByCount(by=by, facts=unit, **groups)
+        column = st.selectbox("Sum of" if kind == "Group-by sum" else "Mean of", numeric, key=f"{k}_column")
+        cls = GroupBySum if kind == "Group-by sum" else GroupByMean
+        return cls(by=by, column=column, bounds=facts.bounds[column], facts=unit, **groups)
     first = st.selectbox("Rows", categorical, key=f"{key}_rows")
     others = [c for c in categorical if c != first] or categorical
     second = st.selectbox("Columns", others, key=f"{key}_columns")
     return ContingencyTable(
         columns=(first, second), categories=(facts.categories[first], facts.categories[second]), facts=unit
     )
+
+
+def postprocess_controls(query: Query, key: str) -> list[str]:
+    """The post-processing the data owner chooses for ``query`` (free: it costs no privacy), as the
+    step names ``dpdash.release.release(postprocess=...)`` records. Keyed per query."""
+    if isinstance(query, SelectionQuery | SecondMoment):
+        return []
+    k = f"{key}_pp_{_slug(query.kind)}"
+    steps: list[str] = []
+    integer = query.integer_valued if hasattr(query, "integer_valued") else False
+    bounds = getattr(query, "bounds", None)
+    st.markdown("**Post-processing** (free: costs no privacy; recorded in the release)")
+    non_negative = integer or (
+        isinstance(query, Sum | GroupBySum) and bounds is not None and bounds.lower >= 0
+    )
+    if non_negative and st.checkbox("Clamp at 0 (no negative counts or sums)", key=f"{k}_clamp0"):
+        steps.append("clamp_nonnegative")
+    if isinstance(query, Mean | Variance | GroupByMean):
+        label = "Clamp into the bounds" if not isinstance(query, Variance) else "Clamp into [0, ((U − L)/2)²]"
+        if st.checkbox(label, key=f"{k}_clamp_bounds"):
+            steps.append("clamp_to_bounds")
+    rounding = st.selectbox("Round the released values", ROUNDING, key=f"{k}_rounding")
+    if rounding == "to integers":
+        steps.append("round")
+    elif rounding == "to decimal places":
+        places = int(st.number_input("Decimal places", -9, 12, 2, key=f"{k}_decimals"))
+        steps.append(postprocessing_step("round_decimals", places))
+    elif rounding == "to significant digits":
+        digits = int(st.number_input("Significant digits", 1, 15, 3, key=f"{k}_significant"))
+        steps.append(postprocessing_step("round_significant", digits))
+    return steps

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpdash.errors import ParameterError
-from dpdash.facts import MAX_GROUPS, Bounds, Facts, Truncation, categories_tuple
+from dpdash.facts import MAX_GROUPS, Bins, Bounds, Facts, Truncation, categories_tuple
 from dpdash.queries.base import (
     CompositeQuery,
     DataReport,
@@ -38,7 +38,7 @@ from dpdash.queries.base import (
     require_numeric,
 )
 from dpdash.queries.histogram import OTHER, _count_sensitivities, _outside, cell_codes
-from dpdash.queries.sums import _bias, _shares, clamp_column
+from dpdash.queries.sums import _shares, clamp_column, clipping_shift
 
 __all__ = ["GroupByCount", "GroupByMean", "GroupBySum"]
 
@@ -49,7 +49,8 @@ class _Grouped:
     __slots__ = ()
 
     by: str
-    keys: tuple[Any, ...]
+    keys: tuple[Any, ...] | None
+    bins: Bins | None
     outside: str
     facts: Facts
 
@@ -57,19 +58,36 @@ class _Grouped:
         column_name(self.by, "by")
         object.__setattr__(self, "facts", as_facts(self.facts))
         object.__setattr__(self, "outside", _outside(self.outside))
-        object.__setattr__(self, "keys", categories_tuple(self.keys, f"keys of {self.by!r}"))
-        groups = len(self.keys) + (self.outside == "other")
+        if (self.keys is None) == (self.bins is None):
+            raise ParameterError(
+                f"give exactly one of keys (categories) and bins (a numeric column) to group by {self.by!r}, "
+                f"got keys={self.keys!r}, bins={self.bins!r}"
+            )
+        if self.keys is not None:
+            object.__setattr__(self, "keys", categories_tuple(self.keys, f"keys of {self.by!r}"))
+        elif not isinstance(self.bins, Bins):
+            object.__setattr__(self, "bins", Bins(tuple(self.bins)))  # type: ignore[arg-type]
+        groups = len(self.declared_groups) + (self.outside == "other")
         if groups > MAX_GROUPS:
             raise ParameterError(
                 f"group-by {self.by!r} would have {groups} groups; at most {MAX_GROUPS} are allowed"
             )
 
     @property
+    def declared_groups(self) -> tuple[Any, ...]:
+        """The declared keys, or the bins' labels ("[0, 10)", …) when grouping a numeric column."""
+        return self.keys if self.keys is not None else self.bins.labels  # type: ignore[union-attr]
+
+    @property
     def groups(self) -> tuple[str, ...]:
-        return tuple(str(k) for k in self.keys) + ((OTHER,) if self.outside == "other" else ())
+        return tuple(str(k) for k in self.declared_groups) + ((OTHER,) if self.outside == "other" else ())
+
+    def _check_by(self, df: pd.DataFrame) -> None:
+        if self.bins is not None:
+            require_numeric(df, self.by, self)  # type: ignore[arg-type]
 
     def _codes(self, df: pd.DataFrame) -> tuple[np.ndarray, int, int]:
-        cells = cell_codes(df[self.by], categories=self.keys, outside=self.outside)
+        cells = cell_codes(df[self.by], categories=self.keys, bins=self.bins, outside=self.outside)
         return cells.codes, cells.missing, cells.outside
 
 
@@ -88,7 +106,8 @@ class GroupByCount(_Grouped, NumericQuery):
     integer_valued: ClassVar[bool] = True
 
     by: str
-    keys: tuple[Any, ...]
+    keys: tuple[Any, ...] | None = None
+    bins: Bins | None = None
     outside: str = "drop"
     facts: Facts = field(default_factory=Facts)
 
@@ -106,6 +125,9 @@ class GroupByCount(_Grouped, NumericQuery):
     def required_columns(self) -> tuple[str, ...]:
         return (self.by,)
 
+    def _check_types(self, df: pd.DataFrame) -> None:
+        self._check_by(df)
+
     @property
     def sensitivities(self) -> Sensitivities:
         return _count_sensitivities(self.facts, len(self.groups))
@@ -120,7 +142,7 @@ class GroupByCount(_Grouped, NumericQuery):
             missing=missing,
             outside=outside,
             outside_policy=self.outside,
-            empty_categories=tuple(k for k, n in zip(self.keys, counts, strict=False) if n == 0),
+            empty_categories=tuple(k for k, n in zip(self.declared_groups, counts, strict=False) if n == 0),
         )
         return Evaluation(counts, report)
 
@@ -140,6 +162,7 @@ class _GroupedColumn(_Grouped):
         return (self.by, self.column)
 
     def _check_types(self, df: pd.DataFrame) -> None:
+        self._check_by(df)
         require_numeric(df, self.column, self)  # type: ignore[arg-type]
 
     def _group_sums(self, df: pd.DataFrame, centre: float) -> tuple[np.ndarray, np.ndarray, DataReport, Any]:
@@ -152,8 +175,16 @@ class _GroupedColumn(_Grouped):
         raw[data.present] = data.raw
         k = len(self.groups)
         sums = np.bincount(codes[used], weights=clamped[used], minlength=k)
-        with np.errstate(invalid="ignore", over="ignore"):
-            raw_sums = np.bincount(codes[used], weights=raw[used] - centre, minlength=k)
+        # Per group, Σ (clamped − raw) over the values clamping moved (exactly 0 when none moved).
+        shifts = np.zeros(k)
+        kept = np.full(len(df), np.nan)
+        kept[data.present] = data.values
+        moved = np.flatnonzero(used & (raw != kept))
+        if moved.size:
+            moved = moved[np.argsort(codes[moved], kind="stable")]
+            groups, starts = np.unique(codes[moved], return_index=True)
+            for g, rows in zip(groups, np.split(moved, starts[1:]), strict=True):
+                shifts[g] = clipping_shift(raw[rows], kept[rows])
         counts = np.bincount(codes[used], minlength=k).astype(np.int64)
         in_group = codes >= 0
         report_args = {
@@ -164,9 +195,11 @@ class _GroupedColumn(_Grouped):
             "clipped_above": int((raw[used] > self.bounds.upper).sum()),
             "outside": outside,
             "outside_policy": self.outside,
-            "empty_categories": tuple(k_ for k_, n in zip(self.keys, counts, strict=False) if n == 0),
+            "empty_categories": tuple(
+                k_ for k_, n in zip(self.declared_groups, counts, strict=False) if n == 0
+            ),
         }
-        return sums, counts, raw_sums, report_args
+        return sums, counts, shifts, report_args
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,8 +216,9 @@ class GroupBySum(_GroupedColumn, NumericQuery):
     kind: ClassVar[str] = "group_by_sum"
 
     by: str
-    keys: tuple[Any, ...]
     column: str
+    keys: tuple[Any, ...] | None = None
+    bins: Bins | None = None
     bounds: Bounds
     outside: str = "drop"
     facts: Facts = field(default_factory=Facts)
@@ -214,9 +248,9 @@ class GroupBySum(_GroupedColumn, NumericQuery):
         return self.bounds.is_integer and is_integer_column(df, self.column)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        sums, _, raw_sums, args = self._group_sums(df, 0.0)
+        sums, _, shifts, args = self._group_sums(df, 0.0)
         args["rows"] = truncation.rows_in
-        bias = tuple(_bias(s, r) for s, r in zip(sums, raw_sums, strict=True))
+        bias = tuple(float(b) for b in shifts)
         return Evaluation(sums, DataReport(truncation=truncation, clipping_bias=bias, **args))
 
 
@@ -231,8 +265,9 @@ class _GroupCentredSum(_GroupedColumn, NumericQuery):
         return f"centred sum of {self.column} by {self.by}"
 
     by: str
-    keys: tuple[Any, ...]
     column: str
+    keys: tuple[Any, ...] | None = None
+    bins: Bins | None = None
     bounds: Bounds
     outside: str = "drop"
     facts: Facts = field(default_factory=Facts)
@@ -278,8 +313,9 @@ class _GroupValidCount(_GroupedColumn, NumericQuery):
         return f"count of non-missing {self.column} by {self.by}"
 
     by: str
-    keys: tuple[Any, ...]
     column: str
+    keys: tuple[Any, ...] | None = None
+    bins: Bins | None = None
     bounds: Bounds
     outside: str = "drop"
     facts: Facts = field(default_factory=Facts)
@@ -320,8 +356,9 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
     kind: ClassVar[str] = "group_by_mean"
 
     by: str
-    keys: tuple[Any, ...]
     column: str
+    keys: tuple[Any, ...] | None = None
+    bins: Bins | None = None
     bounds: Bounds
     outside: str = "drop"
     split: float = 0.5
@@ -343,6 +380,7 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
         common = {
             "by": self.by,
             "keys": self.keys,
+            "bins": self.bins,
             "column": self.column,
             "bounds": self.bounds,
             "outside": self.outside,
@@ -367,11 +405,10 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         m = self.bounds.centre
-        sums, counts, raw_sums, args = self._group_sums(df, m)
+        sums, counts, shifts, args = self._group_sums(df, m)
         args["rows"] = truncation.rows_in
         pieces = {"sum": sums, "count": counts}
         means = self.combine(pieces)
-        safe = np.maximum(counts, 1)
-        raw_means = m + raw_sums / safe
-        bias = tuple(_bias(a, b) for a, b in zip(means, raw_means, strict=True))
+        # mean(clamped) − mean(raw) = Σ (clamped − raw)/n_g: the changes of the clipped values only.
+        bias = tuple(float(b) / max(int(n), 1) for b, n in zip(shifts, counts, strict=True))
         return Evaluation(means, DataReport(truncation=truncation, clipping_bias=bias, **args), pieces=pieces)

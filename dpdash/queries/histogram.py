@@ -10,6 +10,7 @@ one person changes at most min(c, K) cells under add/remove and min(2c, K) under
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -18,7 +19,7 @@ import pandas as pd
 
 from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
-from dpdash.facts import MAX_GROUPS, OUTSIDE_POLICIES, Bins, Facts, Truncation, categories_tuple
+from dpdash.facts import MAX_GROUPS, OUTSIDE_POLICIES, Bins, Bounds, Facts, Truncation, categories_tuple
 from dpdash.queries.base import (
     DataReport,
     Evaluation,
@@ -31,7 +32,7 @@ from dpdash.queries.base import (
     require_numeric,
 )
 
-__all__ = ["OTHER", "Cells", "ContingencyTable", "Histogram", "cell_codes"]
+__all__ = ["OTHER", "Cells", "ContingencyTable", "Histogram", "cell_codes", "numeric_bins"]
 
 #: The label of the extra cell that collects values outside the declared categories or bins.
 OTHER = "(other)"
@@ -69,6 +70,43 @@ def cell_codes(
     if outside == "other":
         codes = np.where(out, declared, codes)
     return Cells(codes.astype(np.int64), int(missing.sum()), int(out.sum()))
+
+
+def numeric_bins(
+    bounds: Bounds | tuple[float, float], *, count: int | None = None, width: float | None = None
+) -> Bins:
+    """Public bin edges over declared bounds [L, U]: ``count`` equal bins, or bins of ``width`` from L
+    (the last one ends at U, so it may be narrower). Edges come from the bounds only, never from the
+    data. Edges are rounded to 12 significant digits so that labels read as typed (0.1 + 0.2 → 0.3).
+
+    >>> numeric_bins((0, 100), count=4).edges
+    (0.0, 25.0, 50.0, 75.0, 100.0)
+    >>> numeric_bins((0, 1), width=0.3).labels
+    ('[0, 0.3)', '[0.3, 0.6)', '[0.6, 0.9)', '[0.9, 1]')
+    """
+    b = Bounds.of(bounds, "bins")
+    if (count is None) == (width is None):
+        raise ParameterError(
+            f"give exactly one of count and width for the bins, got count={count!r}, width={width!r}"
+        )
+    span = b.upper - b.lower
+    if count is not None:
+        n = check.positive_int(count, "count")
+        if n > MAX_GROUPS:
+            raise ParameterError(f"count must be at most {MAX_GROUPS} bins, got count={count!r}")
+        inner = [b.lower + span * i / n for i in range(1, n)]
+    else:
+        w = check.positive_finite(width, "width")
+        n = math.ceil(span / w - 1e-9)
+        if n > MAX_GROUPS:
+            raise ParameterError(
+                f"width={width:g} over the bounds [{b.lower:g}, {b.upper:g}] makes {n} bins; at most "
+                f"{MAX_GROUPS} are allowed: choose a wider bin"
+            )
+        inner = [b.lower + w * i for i in range(1, n)]
+    edges = [b.lower, *(float(f"{e:.12g}") for e in inner), b.upper]
+    edges = [e for i, e in enumerate(edges) if i == 0 or e > edges[i - 1]]
+    return Bins(tuple(edges))
 
 
 def _outside(value: object) -> str:

@@ -134,15 +134,18 @@ class SecondMoment(NumericQuery):
         clipped, raw, missing = self.rows(df)
         iu = np.triu_indices(self.size)
         values = (clipped.T @ clipped)[iu]
-        with np.errstate(invalid="ignore", over="ignore"):
-            bias = tuple(float(v) for v in values - (raw.T @ raw)[iu])
         norms = np.sqrt((raw * raw).sum(axis=1))
+        scaled = norms > self.norm_bound
+        # Only the rows scaled down move the answer: Σ over them of (x'x'ᵀ − xxᵀ), exactly 0 when none.
+        with np.errstate(invalid="ignore", over="ignore"):
+            moved = (clipped[scaled].T @ clipped[scaled] - raw[scaled].T @ raw[scaled])[iu]
+        bias = tuple(float(v) for v in moved) if scaled.any() else (0.0,) * len(iu[0])
         report = DataReport(
             rows=truncation.rows_in,
             rows_used=int(clipped.shape[0]),
             truncation=truncation,
             missing=missing,
-            clipped_above=int((norms > self.norm_bound).sum()),
+            clipped_above=int(scaled.sum()),
             clipping_bias=bias,
             notes=("clipped_above counts rows scaled down to the norm bound",),
         )

@@ -79,6 +79,23 @@ def _bias(clamped: float, raw: float) -> float:
     return float(value) if not math.isnan(value) else math.nan
 
 
+def clipping_shift(raw: np.ndarray, clamped: np.ndarray) -> float:
+    """Σ (clamped − raw) over the values that clamping moved: exactly 0.0 when none moved, else the
+    correctly rounded sum of the changes (``math.fsum``), so that no floating-point residue of summing
+    all the values twice (e.g. 3.553e-15) is reported as bias. Non-finite raw values give ±inf/NaN."""
+    raw = np.asarray(raw, dtype=float)
+    clamped = np.asarray(clamped, dtype=float)
+    moved = raw != clamped
+    if not moved.any():
+        return 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        changes = clamped[moved] - raw[moved]
+    if not np.all(np.isfinite(changes)):
+        with np.errstate(invalid="ignore", over="ignore"):
+            return float(np.sum(changes))
+    return math.fsum(changes.tolist())
+
+
 class _ColumnQuery(NumericQuery):
     """A numeric query over one clamped column: ``column``, ``bounds``, ``facts`` fields."""
 
@@ -161,7 +178,7 @@ class Sum(_ColumnQuery):
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         data = clamp_column(df, self.column, self.bounds)
         total = float(data.values.sum())
-        bias = _bias(total, float(data.raw.sum()))
+        bias = clipping_shift(data.raw, data.values)
         return Evaluation(np.array([total]), self._report(truncation, data, bias))
 
 
@@ -207,9 +224,8 @@ class _CentredSum(_ColumnQuery):
         data = clamp_column(df, self.column, self.bounds)
         m = self.bounds.centre
         total = float((data.values - m).sum())
-        return Evaluation(
-            np.array([total]), self._report(truncation, data, _bias(total, float((data.raw - m).sum())))
-        )
+        bias = clipping_shift(data.raw, data.values)
+        return Evaluation(np.array([total]), self._report(truncation, data, bias))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -254,8 +270,8 @@ class _CentredSquares(_ColumnQuery):
         m = self.bounds.centre
         total = float(((data.values - m) ** 2).sum())
         with np.errstate(invalid="ignore", over="ignore"):
-            raw = float(((data.raw - m) ** 2).sum())
-        return Evaluation(np.array([total]), self._report(truncation, data, _bias(total, raw)))
+            bias = clipping_shift((data.raw - m) ** 2, (data.values - m) ** 2)
+        return Evaluation(np.array([total]), self._report(truncation, data, bias))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,7 +350,6 @@ class _CompositeColumn(CompositeQuery):
         pieces = {p.name: p.query._evaluate(df, truncation).values for p in self.pieces()}
         data = clamp_column(df, self.column, self.bounds)
         value = float(self.combine(pieces)[0])
-        unclamped = self._statistic(data.raw)
         report = DataReport(
             rows=truncation.rows_in,
             rows_used=int(data.values.size),
@@ -342,10 +357,17 @@ class _CompositeColumn(CompositeQuery):
             missing=data.missing,
             clipped_below=data.below,
             clipped_above=data.above,
-            clipping_bias=(_bias(value, unclamped),),
+            clipping_bias=(self._clipping_bias(data),),
             notes=(f"missing values of {self.column!r} are dropped",) if data.missing else (),
         )
         return Evaluation(np.array([value]), report, pieces=pieces)
+
+    def _clipping_bias(self, data: Clamped) -> float:
+        """(statistic of the clamped values) − (statistic of the raw values); exactly 0 when nothing
+        was clipped."""
+        if data.below == 0 and data.above == 0:
+            return 0.0
+        return _bias(self._statistic(data.values), self._statistic(data.raw))
 
     def _statistic(self, raw: np.ndarray) -> float:
         raise NotImplementedError
@@ -410,6 +432,12 @@ class Mean(_CompositeColumn):
     def error_bound(self, pieces: dict[str, np.ndarray], half_widths: dict[str, np.ndarray]) -> np.ndarray:
         n = np.maximum(np.asarray(pieces["count"], dtype=float), 1.0)
         return (half_widths["sum"] + self.bounds.half_width * half_widths["count"]) / n
+
+    def _clipping_bias(self, data: Clamped) -> float:
+        """Σ(clamped − raw)/n over the n values: the changes of the clipped values only (fsum)."""
+        if data.values.size == 0:
+            return 0.0
+        return clipping_shift(data.raw, data.values) / data.values.size
 
     def _statistic(self, raw: np.ndarray) -> float:
         if raw.size == 0:

@@ -1,0 +1,247 @@
+"""The simulated preview of a release (Query & release page): the ± of what will be published, its
+definition, relative error, chances, a quantile dotplot and possible releases. Spends no budget.
+
+Headline numbers are over the declared cells only; the "(other)" cell (values outside the declared
+categories or bins) is shown apart, since its true count can be far from the real cells'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpdash import preview
+from dpdash.accuracy import simultaneous_tail
+from dpdash.errors import DPDashError
+from dpdash.queries import OTHER, CompositeQuery, Evaluation, Query
+from dpdash.release import describe_postprocessing
+from ui.charts import possible_release_animation, quantile_dotplot_figure
+from ui.text import md
+
+#: At most this many values are drawn in the dotplot and the animation (the table lists all).
+SHOWN = 40
+
+
+def _fmt(x: float) -> str:
+    return "∞" if not np.isfinite(x) else f"{x:.4g}"
+
+
+def _query_key(query: Query) -> str:
+    return hashlib.sha256(repr(query.to_dict()).encode()).hexdigest()[:12]
+
+
+def numeric_preview(
+    query: Query,
+    pieces: list[Any],
+    evaluation: Evaluation,
+    *,
+    labels: list[str],
+    mechanism_label: str,
+    confidence: float,
+    steps: list[str],
+    key: str,
+) -> None:
+    """The preview of a numeric query (one noisy answer, or a mean/variance from noisy pieces), with
+    its post-processing."""
+    truth = np.asarray(evaluation.values, dtype=float).ravel()
+    try:
+        with st.spinner("Simulating possible releases…"):
+            accuracy = preview.preview_accuracy(
+                query, pieces, truth, true_pieces=evaluation.pieces, confidence=confidence, postprocess=steps
+            )
+    except DPDashError as error:
+        st.warning(f"No preview for these settings: {md(error)}", icon=":material/warning:")
+        return
+    real = np.array([label != OTHER for label in labels])
+    if not real.any():  # only an "(other)" cell: show it as it is
+        real = np.ones(len(labels), bool)
+    k_real = int(real.sum())
+    each = accuracy.half_widths
+    columns = st.columns(4)
+    if np.allclose(each[real], each[real][0], rtol=1e-9, atol=0):
+        columns[0].metric(f"± each value ({confidence:.0%})", _fmt(float(each[real][0])))
+    else:
+        columns[0].metric(f"± each value, largest ({confidence:.0%})", _fmt(float(each[real].max())))
+    joint = accuracy.joint_half_width
+    if k_real != truth.size:  # the joint ± over the declared cells only
+        joint = _joint_over(accuracy, real)
+    if k_real > 1:
+        columns[1].metric(f"± all {k_real} at once", _fmt(joint))
+    else:
+        columns[1].metric("true value (owner only)", f"{float(truth[real][0]):.6g}")
+    relative = accuracy.relative_errors()
+    columns[2].metric(
+        "relative error" + (" (median)" if k_real > 1 else ""), _percent(float(np.median(relative[real])))
+    )
+    columns[3].metric(
+        "chance some value < 0" if k_real > 1 else "chance the value < 0",
+        f"{accuracy.chance_any_below(0.0, real):.1%}",
+    )
+    kind = "Exact" if accuracy.method == "exact" else "Simulated preview"
+    st.caption(
+        f"**± definition ({kind.lower()}).** {md(accuracy.definition)}. Relative error: ± / |true value|. "
+        + (f"Headline numbers are over the {k_real} declared cells; {OTHER} is shown apart below. "
+           if k_real != truth.size else "")
+        + f"Mechanism: {md(mechanism_label)}."
+    )  # fmt: skip
+    if steps:
+        st.caption(
+            "Post-processing included in the ± above: "
+            + "; then ".join(md(describe_postprocessing(s)) for s in steps)
+            + "."
+        )
+    if isinstance(query, CompositeQuery):
+        parts = "; ".join(
+            f"{md(p.name)}: {md(p.mechanism.name)} at ε = {p.mechanism.epsilon:.4g}, "
+            f"±{p.mechanism.release_accuracy(confidence, p.query.dimension):.4g} (exact)"
+            for p in pieces
+        )
+        st.caption(f"Released from noisy pieces ({md(query.combination)}): {parts}.")
+    if not real.all():
+        other = np.flatnonzero(~real)
+        for i in other:
+            st.caption(
+                f"**{OTHER}** (values outside the declared categories or bins, shown apart): true count "
+                f"{truth[i]:g} (owner only), ±{_fmt(float(each[i]))}, relative error "
+                f"{_percent(float(relative[i]))}, chance < 0: {accuracy.chance_below(0.0)[i]:.1%}."
+            )
+
+    order = np.flatnonzero(real)[:SHOWN]
+    shown_labels = [labels[i] for i in order]
+    offsets = accuracy.dots[order] - truth[order][:, None]
+    how = (
+        "exact quantiles of the noise"
+        if accuracy.method == "exact"
+        else f"from {accuracy.draws:,} seeded draws"
+    )
+    title = f"Possible releases (simulated: spends no budget) · dots: {how}"
+    st.plotly_chart(
+        quantile_dotplot_figure(
+            offsets, np.zeros(order.size), shown_labels, half_width=each[order], title=title
+        ),
+        key=f"{key}_dotplot",
+    )
+    draws = accuracy.possible_releases(30)[:, order]
+    st.plotly_chart(possible_release_animation(draws, truth[order], shown_labels), key=f"{key}_animation")
+    threshold = st.number_input(
+        "Threshold to check (e.g. a policy cut-off)",
+        value=float(np.median(truth[real])),
+        format="%g",
+        key=f"{key}_threshold_{_query_key(query)}",
+    )
+    crossing = accuracy.chance_of_crossing(threshold)
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "value": labels,
+                "cell": np.where(real, "declared", "outside the declared list"),
+                "true (owner only)": truth,
+                f"± ({confidence:.0%})": each,
+                "relative error": relative,
+                "chance noise crosses the threshold": crossing,
+            }
+        ),
+        hide_index=True,
+        key=f"{key}_crossing",
+        column_config={
+            "chance noise crosses the threshold": st.column_config.NumberColumn(format="percent"),
+            "relative error": st.column_config.NumberColumn(format="percent"),
+        },
+    )
+
+
+def _joint_over(accuracy: preview.PreviewAccuracy, cells: np.ndarray) -> float:
+    """± for all the given cells at once."""
+    if accuracy.mechanism is not None:  # the noise of the release's plan for all its values
+        plan = accuracy.mechanism.release_plan(accuracy.truth.size)
+        return float(plan.half_width(simultaneous_tail(accuracy.confidence, int(cells.sum()))))
+    assert accuracy.samples is not None
+    errors = np.max(np.abs(accuracy.samples[:, cells] - accuracy.truth[cells]), axis=1)
+    return float(np.quantile(errors, accuracy.confidence, method="inverted_cdf"))
+
+
+def _percent(x: float) -> str:
+    return "∞" if not np.isfinite(x) else f"{x:.1%}"
+
+
+def selection_preview(
+    query: Any,
+    selectors: list[Any],
+    evaluation: Evaluation,
+    *,
+    labels: list[str],
+    mechanism_label: str,
+    confidence: float,
+    key: str,
+) -> None:
+    """A quantile's (or mode's) preview: exact chances of each public candidate; for numeric
+    candidates the exact ± around the exact empirical quantile, with a dotplot."""
+    bias = evaluation.report.clipping_bias or ()
+    for i, selector in enumerate(selectors):
+        utilities = evaluation.utilities[i]
+        try:  # at a tiny typed ε, report-noisy-max's exact chances are too long a sum to show
+            chances = selector.probabilities(utilities)
+        except DPDashError as error:
+            st.warning(md(error), icon=":material/warning:")
+            continue
+        best = evaluation.values[i]
+        numeric = all(isinstance(c, int | float) for c in query.candidates)
+        if numeric:
+            exact = float(best) - (float(bias[i]) if i < len(bias) and np.isfinite(bias[i]) else 0.0)
+            a = preview.selection_half_width(chances, query.candidates, exact, confidence)
+            relative = abs(a / exact) if exact else float("inf")
+            columns = st.columns(3)
+            columns[0].metric(f"± ({confidence:.0%})", _fmt(a))
+            columns[1].metric("relative error", _percent(relative))
+            columns[2].metric("true value (owner only)", f"{exact:.4g}")
+            st.caption(
+                f"**± definition (exact).** With probability {confidence:.0%} the released "
+                f"{md(labels[i])} is within ±a of the exact empirical quantile {exact:.4g} (owner only), "
+                "from the exact chance of each public candidate under the "
+                f"{md(mechanism_label.lower())}. Relative error: ± / |true|."
+            )
+            dots = preview.selection_dots(chances, query.candidates)[None, :] - exact
+            title = "Possible releases (simulated: spends no budget) · dots: exact chances"
+            figure = quantile_dotplot_figure(dots, np.zeros(1), [labels[i]], half_width=a, title=title)
+            st.plotly_chart(figure, key=f"{key}_selection_dotplot_{i}")
+        top = np.argsort(-chances)[:10]
+        st.markdown(
+            f"**{md(labels[i])}**: the best candidate is **{md(best)}** (owner only). The "
+            f"{md(mechanism_label.lower())} picks a candidate with these exact chances (10 most likely "
+            "shown); "
+            f"with {confidence:.0%} probability the pick is within "
+            f"{selector.utility_gap(confidence, len(utilities)):.4g} utility units of the best."
+        )
+        st.dataframe(
+            pd.DataFrame({"candidate": np.asarray(query.candidates)[top], "chance": chances[top]}),
+            hide_index=True, key=f"{key}_selection_{i}",
+            column_config={"chance": st.column_config.NumberColumn(format="percent")},
+        )  # fmt: skip
+
+
+def report_caption(query: Query, evaluation: Evaluation, selecting: bool) -> None:
+    """The NOT PRIVATE data report: rows, missing, clipping (a bias only when something was clipped)."""
+    report = evaluation.report
+    bias = ""
+    moved = [b for b in (report.clipping_bias or ()) if b != 0 and np.isfinite(b)]
+    if moved and selecting:
+        shown_bias = ", ".join(f"{b:+.4g}" for b in report.clipping_bias[:5])
+        bias = f" The best public candidate differs from the exact quantile by {shown_bias}."
+    elif moved and (report.clipped_below or report.clipped_above):
+        shown_bias = ", ".join(f"{b:+.4g}" for b in report.clipping_bias[:5])
+        bias = f" Clipping moves the true answer by {shown_bias} (answer with the bounds − without them)."
+    outside = (
+        f" {report.outside} value(s) outside the declared categories or bins ({report.outside_policy})."
+        if report.outside
+        else ""
+    )
+    st.caption(
+        f"NOT PRIVATE (owner only): {report.rows:,} rows, {report.rows_used:,} used; "
+        f"{report.missing} missing (dropped and counted); clipped {report.clipped_below} below and "
+        f"{report.clipped_above} above the declared bounds; {report.truncation.rows_truncated} rows beyond "
+        f"the per-person limit dropped.{bias}{outside}"
+    )
