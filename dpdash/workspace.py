@@ -21,12 +21,13 @@ deletes a table's folder; its budget history stays in the ledger, which is appen
 >>> import tempfile
 >>> from dpdash.datasets import PublicFacts
 >>> from dpdash.facts import Facts
+>>> key = "sha256:" + "ab" * 32
 >>> with tempfile.TemporaryDirectory() as folder:
 ...     ws = Workspace(folder)
-...     _ = ws.store_upload("sha256:" + "ab" * 32, filename="t.csv", name="t", data=b"id,x\\n1,2\\n")
-...     _ = ws.update("sha256:" + "ab" * 32, facts=PublicFacts(bounds={"x": (0, 5)}, unit=Facts(rows_per_person=2)))
-...     ws.set_active("sha256:" + "ab" * 32)
-...     ws.active().facts.unit.rows_per_person, ws.source_bytes("sha256:" + "ab" * 32)
+...     _ = ws.store_upload(key, filename="t.csv", name="t", data=b"id,x\\n1,2\\n")
+...     _ = ws.update(key, facts=PublicFacts(bounds={"x": (0, 5)}, unit=Facts(rows_per_person=2)))
+...     ws.set_active(key)
+...     ws.active().facts.unit.rows_per_person, ws.source_bytes(key)
 (2, b'id,x\\n1,2\\n')
 """
 
