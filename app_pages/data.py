@@ -163,12 +163,11 @@ with st.form(f"data_facts_{key}"):
     owner_name = st.text_input("Name of this table (yours: the ledger and the Datasets view use it)",
                                value=table.name, max_chars=200, key=f"data_name_{key}")  # fmt: skip
     rows = [c for c in numeric if c != facts.id_column]
+    # Typed as numbers (NaN when not declared), so the grid edits numbers: text cells were the bug.
+    lower = pd.Series([facts.bounds[c].lower if c in facts.bounds else None for c in rows], dtype=float)
+    upper = pd.Series([facts.bounds[c].upper if c in facts.bounds else None for c in rows], dtype=float)
     bounds_table = st.data_editor(
-        pd.DataFrame({
-            "column": rows,
-            "lower": pd.Series([facts.bounds[c].lower if c in facts.bounds else None for c in rows], float),
-            "upper": pd.Series([facts.bounds[c].upper if c in facts.bounds else None for c in rows], float),
-        }),
+        pd.DataFrame({"column": pd.Series(rows, dtype=object), "lower": lower, "upper": upper}),
         hide_index=True, disabled=["column"], key=f"data_bounds_editor_{key}", width="stretch",
         column_config={
             "lower": st.column_config.NumberColumn("lower", help="Declared lowest value (public knowledge)"),
