@@ -249,7 +249,7 @@ class Workspace:
             if size > MAX_RECORD_BYTES:
                 raise WorkspaceError(f"{target} is {size:,} bytes, more than a workspace record can be")
             return json.loads(target.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
             raise WorkspaceError(
