@@ -9,6 +9,7 @@ declared facts are kept in the workspace beside the ledger (``dpdash.workspace``
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -241,9 +242,11 @@ def aligned_table() -> tuple[ActiveTable, bool]:
 
 
 def widget_suffix(table: ActiveTable) -> str:
-    """A key suffix for the widgets that show a table's facts: another table gets fresh widgets that show
-    its own facts, never the previous table's values."""
-    return table.fingerprint.rsplit(":", 1)[-1][:16]
+    """A key suffix for the widgets that show a table's facts: another table, or a unit of privacy set
+    from elsewhere (saved, restored, locked by the ledger), gets fresh widgets that show those facts,
+    never values left from before (Streamlit keeps a keyed widget's value over its ``value=``)."""
+    unit = table.facts.unit.to_dict()
+    return hashlib.sha256(f"{table.fingerprint}|{sorted(unit.items())}".encode()).hexdigest()[:16]
 
 
 def budget_status(table: ActiveTable) -> BudgetStatus | None:
