@@ -70,7 +70,7 @@ def use_example(name: str, *, persist: bool = True) -> ActiveTable:
     """Make a built-in example the active table (and, with ``persist``, the workspace's active one; the
     facts declared for it before are kept)."""
     data, facts, title, digest, identity = _example(name)
-    stored = _try(lambda: workspace().table(identity)) if persist else None
+    stored = _try(lambda: workspace().table(identity))
     if stored is not None:
         facts = stored.facts
     table = ActiveTable(title, f"built-in example '{name}'", data, facts, digest, identity)

@@ -6,8 +6,10 @@ unset (``default_ledger_path()``). The folder is created (mode 0700) if missing.
 
 What it holds: datasets (a content fingerprint, a name, a total budget (ε, δ) and the accountant that
 keeps it, fixed at registration), sessions, and release entries (the event as JSON, the query, the
-mechanism, the time, the session). Entries, datasets and sessions can be neither changed nor deleted:
-SQLite triggers refuse it, so the history is append-only even for other SQLite clients.
+mechanism, the time, the session), and (schema 2, ``versions``) the unit of privacy recorded with a
+budget, the versions that continue a budget and the owner's statements of a different population. None of
+it can be changed or deleted: SQLite triggers refuse it, so the history is append-only even for other
+SQLite clients. A schema-1 ledger is upgraded when opened (new tables only).
 
 A spend is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock, re-reads the dataset's entries,
 checks the total with the new release under the dataset's accountant, and records the entry, or refuses with
