@@ -271,3 +271,21 @@ def test_a_different_population_needs_a_reason_then_gets_its_own_budget(env: Pat
     with Ledger(env / "ledger.sqlite") as ledger:
         statement = ledger.distinct_populations(at.session_state["dpdash_dataset"].identity)
         assert [s.reason for s in statement] == ["the Bergen clinic's patients"]
+
+
+def test_the_datasets_page_lists_budgets_with_their_spending(env: Path) -> None:
+    at = new_session()
+    at.switch_page("app_pages/datasets.py").run()
+    assert not at.exception and any("No dataset has a budget yet" in i.value for i in at.info)
+    at.switch_page("app_pages/data.py").run()
+    upload(at, CSV)
+    save_facts(at, id_column="person_id", c=3)
+    set_budget(at)
+    at.switch_page("app_pages/datasets.py").run()
+    assert not at.exception
+    listed = next(d for d in at.dataframe if "remaining ε" in d.value.columns).value
+    row = listed.iloc[0]
+    assert (row["name"], row["rows"], row["budget ε"], row["releases"], row["table kept"]) == (
+        "people.csv", 6, 1.0, 0, "workspace",
+    )  # fmt: skip
+    assert row["fingerprint"] == IDENTITY.split(":")[-1][:12]
