@@ -77,7 +77,7 @@ def _shown(page: Page, test_id: str) -> str:
 
 def _go(page: Page, title: str) -> None:
     """Open a page through the sidebar navigation (the session, and so the uploaded table, stays)."""
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True).click()
     wait_until_idle(page)
 
 
