@@ -23,6 +23,7 @@ st.set_page_config(
 PAGES = [
     st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
+    st.Page("app_pages/datasets.py", title="Datasets", icon=":material/dataset:"),
     st.Page("app_pages/explorer.py", title="Mechanism explorer", icon=":material/compare:"),
     st.Page("app_pages/release.py", title="Query & release", icon=":material/send:"),
     st.Page("app_pages/budget.py", title="Budget", icon=":material/account_balance_wallet:"),

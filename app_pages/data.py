@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import streamlit as st
 
-from dpdash.accounting import ACCOUNTANT_NAMES, Budget
+from dpdash.accounting import ACCOUNTANT_NAMES, Budget, fingerprint
 from dpdash.datasets import EXAMPLES, PublicFacts
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts, Neighbours
@@ -19,8 +17,23 @@ from dpdash.loading import (
     column_types,
     load_table,
 )
+from ui.facts_editor import read_bounds, read_categories
 from ui.sidebar import unit_of_privacy
-from ui.state import active_table, ledger, registered, use_example, use_table
+from ui.state import (
+    DEFAULT_EXAMPLE,
+    aligned_table,
+    forget,
+    ledger,
+    recorded_unit,
+    registered,
+    stored,
+    use_example,
+    use_table,
+    widget_suffix,
+    with_unit,
+    workspace,
+    workspace_notices,
+)
 from ui.text import md
 
 TIERS = {
@@ -29,10 +42,11 @@ TIERS = {
     "Likely to harm if disclosed: ε = 0.05, δ = 1e-7": (0.05, 1e-7),
     "Custom": None,
 }
+NO_ID = "(none: each row is a person)"
 
 
-def _blank(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+def _bullets(problems: list[str]) -> str:
+    return "\n".join(f"- {md(problem)}" for problem in problems)
 
 
 st.title("Data")
@@ -51,29 +65,69 @@ upload = st.file_uploader(
     type=[extension.lstrip(".") for extension in UPLOAD_EXTENSIONS],
     key="data_upload",
 )
-if upload is not None and st.session_state.get("data_upload_seen") != (upload.name, upload.size):
-    st.session_state["data_upload_seen"] = (upload.name, upload.size)
+seen = None if upload is None else (upload.name, upload.size, getattr(upload, "file_id", ""))
+if upload is not None and st.session_state.get("data_upload_seen") != seen:
+    st.session_state["data_upload_seen"] = seen
     try:
         loaded = load_table(upload.getvalue(), upload.name)
     except DPDashError as error:
         st.error(f"{md(upload.name)} was not loaded: {md(error)}", icon=":material/error:")
     else:
-        use_table(loaded.filename, f"upload '{loaded.filename}'", loaded.data, PublicFacts(unit=Facts()))
+        # The same content (any format, column order or earlier type choices) is the same people: it keeps
+        # the name and the facts declared for it, and the ledger finds its budget by the same identity.
+        identity = fingerprint(loaded.data)
+        try:
+            before = workspace().table(identity)
+        except DPDashError:
+            before = None
+        use_table(
+            before.name if before else loaded.filename, f"upload '{loaded.filename}'", loaded.data,
+            before.facts if before else PublicFacts(unit=Facts()), identity=identity,
+            raw=upload.getvalue(), filename=loaded.filename,
+        )  # fmt: skip
         st.session_state["data_upload_warnings"] = list(loaded.warnings)
         st.rerun()
 for warning in st.session_state.get("data_upload_warnings", []):
     st.warning(md(warning), icon=":material/warning:")
 
-table = active_table()
+try:
+    table, aligned = aligned_table()
+except DPDashError as error:
+    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
+    st.stop()
+for notice in workspace_notices():
+    st.warning(f"Workspace: {md(notice)}", icon=":material/folder_off:")
+if aligned:
+    st.info(
+        "The unit of privacy was set to the one recorded with this table's budget in the ledger.",
+        icon=":material/lock:",
+    )
+key = widget_suffix(table)
 st.markdown(f"**Active table:** {md(table.name)} ({md(table.source)}) · {len(table.data):,} rows · "
             f"fingerprint `{table.fingerprint[:19]}…`")  # fmt: skip
+kept = stored(table)
+if kept is not None and kept.example is None:
+    left, right = st.columns([3, 1])
+    left.caption(
+        f"Kept in the workspace ({md(str(workspace().path))}) with its facts and type choices, so a reload "
+        "or a restart opens it again. Forgetting it deletes those files; its budget history stays in the "
+        "ledger."
+    )
+    if right.button("Forget this table", key="data_forget", width="stretch"):
+        forget(table)
+        use_example(DEFAULT_EXAMPLE, persist=False)
+        st.session_state["data_forgotten"] = table.name
+        st.rerun()
+if (gone := st.session_state.pop("data_forgotten", None)) is not None:
+    st.success(f"{md(gone)} was deleted from the workspace; its budget history stays in the ledger.",
+               icon=":material/delete:")  # fmt: skip
 kinds = column_types(table.data)
 st.dataframe(table.data.head(200), height=240, key="data_preview")
 st.caption("First 200 rows (owner only).")
 with st.expander("Column types (as read; change them here)"):
     edited = st.data_editor(
         pd.DataFrame({"column": list(kinds), "type": list(kinds.values())}), hide_index=True,
-        disabled=["column"], key="data_types_editor", width="stretch",
+        disabled=["column"], key=f"data_types_editor_{key}", width="stretch",
         column_config={"type": st.column_config.SelectboxColumn(options=list(COLUMN_KINDS), required=True)},
     )  # fmt: skip
     lossy_ok = st.checkbox("Turn values that do not convert into missing values", key="data_types_lossy")
@@ -102,17 +156,23 @@ st.info(
     icon=":material/policy:",
 )
 facts = table.facts
+locked = recorded_unit(table)
 numeric = [c for c, k in kinds.items() if k in ("numeric", "integer")]
 categorical = [c for c, k in kinds.items() if k in ("categorical", "boolean", "text")]
-with st.form("data_facts"):
-    bounds_rows = [
-        {"column": c, "lower": facts.bounds[c].lower if c in facts.bounds else None,
-         "upper": facts.bounds[c].upper if c in facts.bounds else None}
-        for c in numeric if c != facts.id_column
-    ]  # fmt: skip
+with st.form(f"data_facts_{key}"):
+    owner_name = st.text_input("Name of this table (yours: the ledger and the Datasets view use it)",
+                               value=table.name, max_chars=200, key=f"data_name_{key}")  # fmt: skip
+    rows = [c for c in numeric if c != facts.id_column]
+    # Typed as numbers (NaN when not declared), so the grid edits numbers: text cells were the bug.
+    lower = pd.Series([facts.bounds[c].lower if c in facts.bounds else None for c in rows], dtype=float)
+    upper = pd.Series([facts.bounds[c].upper if c in facts.bounds else None for c in rows], dtype=float)
     bounds_table = st.data_editor(
-        pd.DataFrame(bounds_rows, columns=["column", "lower", "upper"]), hide_index=True,
-        disabled=["column"], key="data_bounds_editor", width="stretch",
+        pd.DataFrame({"column": pd.Series(rows, dtype=object), "lower": lower, "upper": upper}),
+        hide_index=True, disabled=["column"], key=f"data_bounds_editor_{key}", width="stretch",
+        column_config={
+            "lower": st.column_config.NumberColumn("lower", help="Declared lowest value (public knowledge)"),
+            "upper": st.column_config.NumberColumn("upper", help="Declared highest value (public knowledge)"),
+        },
     )  # fmt: skip
     category_rows = [
         {"column": c, "categories": ", ".join(map(str, facts.categories.get(c, ())))}
@@ -121,44 +181,56 @@ with st.form("data_facts"):
     ]
     categories_table = st.data_editor(
         pd.DataFrame(category_rows, columns=["column", "categories"]), hide_index=True,
-        disabled=["column"], key="data_categories_editor", width="stretch",
+        disabled=["column"], key=f"data_categories_editor_{key}", width="stretch",
+        column_config={"categories": st.column_config.TextColumn("categories", help="Comma-separated")},
     )  # fmt: skip
+    unit = locked.unit if locked is not None else facts.unit
     left, middle, right = st.columns(3)
-    id_options = ["(none: each row is a person)", *table.data.columns]
-    current_id = facts.unit.id_column
+    id_options = [NO_ID, *map(str, table.data.columns)]
+    if unit.id_column is not None and unit.id_column not in id_options:
+        id_options.append(unit.id_column)
     id_column = left.selectbox(
-        "Person id column", id_options, index=id_options.index(current_id) if current_id in id_options else 0,
-        key="data_id_column",
+        "Person id column", id_options, index=id_options.index(unit.id_column) if unit.id_column else 0,
+        key=f"data_id_column_{key}", disabled=locked is not None,
     )  # fmt: skip
     rows_per_person = middle.number_input(
-        "Most rows per person (c)", min_value=1, max_value=10_000, value=facts.unit.rows_per_person,
-        step=1, key="data_rows_per_person",
+        "Most rows per person (c)", min_value=1, max_value=10_000, value=unit.rows_per_person,
+        step=1, key=f"data_rows_per_person_{key}", disabled=locked is not None,
     )  # fmt: skip
     relation = right.radio(
         "Neighbouring tables", [n.value for n in Neighbours],
-        index=[n.value for n in Neighbours].index(facts.unit.neighbours.value),
-        format_func=lambda v: Neighbours(v).description, key="data_neighbours",
+        index=[n.value for n in Neighbours].index(unit.neighbours.value),
+        format_func=lambda v: Neighbours(v).description, key=f"data_neighbours_{key}",
+        disabled=locked is not None,
     )  # fmt: skip
+    if locked is not None:
+        st.caption(
+            f":material/lock: The unit of privacy is locked: this table's budget was set for "
+            f"**{md(unit_of_privacy(with_unit(facts, locked.unit)))}** (recorded in the ledger "
+            f"{locked.recorded_at[:19].replace('T', ' ')} UTC). A release under another unit would weaken or "
+            "change what the budget guarantees, so it is refused. Bounds and categories can still be changed."
+        )
     if st.form_submit_button("Save the public facts"):
+        bounds, problems = read_bounds(bounds_table)
+        categories, more = read_categories(categories_table)
+        problems += more
+        if not owner_name.strip():
+            problems.append("the table needs a name")
+        chosen = None if id_column == NO_ID else id_column
         try:
-            bounds = {
-                row["column"]: (row["lower"], row["upper"])
-                for row in bounds_table.to_dict("records")
-                if not _blank(row["lower"]) and not _blank(row["upper"])
-            }
-            categories = {
-                row["column"]: tuple(v.strip() for v in str(row["categories"]).split(",") if v.strip())
-                for row in categories_table.to_dict("records")
-                if str(row["categories"]).strip()
-            }
-            chosen_id = None if id_column == id_options[0] else id_column
-            unit = Facts(neighbours=relation, rows_per_person=int(rows_per_person), id_column=chosen_id)
-            new_facts = PublicFacts(bounds=bounds, categories=categories, unit=unit, notes=facts.notes)
+            new_unit = locked.unit if locked is not None else Facts(
+                neighbours=relation, rows_per_person=int(rows_per_person), id_column=chosen
+            )  # fmt: skip
+            declared = PublicFacts(bounds=bounds, categories=categories, notes=facts.notes)
+            new_facts = with_unit(declared, new_unit)
         except DPDashError as error:
-            st.error(f"The facts were not saved: {md(error)}", icon=":material/error:")
+            problems.append(str(error))
+        if problems:
+            st.error("The facts were not saved (your entries are kept; fix these and save again):\n"
+                     + _bullets(problems), icon=":material/error:")  # fmt: skip
         else:
             use_table(
-                table.name, table.source, table.data, new_facts, identity=table.identity,
+                owner_name.strip(), table.source, table.data, new_facts, identity=table.identity,
                 coercions=table.coercions, lossy=table.lossy,
             )  # fmt: skip
             st.session_state["data_facts_saved"] = True
@@ -174,38 +246,117 @@ try:
 except DPDashError as error:
     st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
     st.stop()
+shape = {"columns": [str(c) for c in table.data.columns], "rows": len(table.data)}
 if record is not None:
     delta = f", δ = {record.budget.delta:g}" if record.budget.delta else ""
+    version = "" if record.fingerprint == table.identity else f" (a version of **{md(record.name)}**)"
     st.success(
-        f"This table's total budget is ε = {record.budget.epsilon:g}{delta}, kept by the "
+        f"This table's total budget{version} is ε = {record.budget.epsilon:g}{delta}, kept by the "
         f"**{md(record.accountant)}** accountant (set {record.created_at[:19].replace('T', ' ')} UTC). "
         "A budget cannot be changed once set.",
         icon=":material/lock:",
     )
-else:
-    tier = st.radio("Budget tier (OpenDP DP Creator's defaults)", list(TIERS), key="data_tier")
-    preset = TIERS[tier]
-    left, middle, right = st.columns(3)
-    epsilon = left.number_input(
-        "total ε", min_value=0.0, value=preset[0] if preset else 1.0, step=0.1, format="%g",
-        key="data_budget_epsilon", disabled=preset is not None,
-    )  # fmt: skip
-    delta = middle.number_input(
-        "total δ", min_value=0.0, max_value=0.5, value=preset[1] if preset else 1e-5, format="%.0e",
-        key="data_budget_delta", disabled=preset is not None,
-    )  # fmt: skip
-    accountant = right.selectbox(
-        "Accountant", ACCOUNTANT_NAMES, index=list(ACCOUNTANT_NAMES).index("tightest"),
-        key="data_accountant", help="How releases add up. 'tightest' takes the smallest certified total.",
-    )  # fmt: skip
-    if st.button("Set this budget (it cannot be changed later)", type="primary", key="data_set_budget"):
-        chosen = preset or (epsilon, delta)
-        try:
-            ledger().add_dataset(
-                name=table.name, fingerprint=table.identity,
-                budget=Budget(epsilon=chosen[0], delta=chosen[1]), accountant=accountant,
+    if locked is None:
+        st.warning(
+            "This budget was set before dpdash recorded the unit of privacy with it, so releases are not "
+            f"checked against one. Lock the current unit (**{md(unit_of_privacy(table.facts))}**) to make "
+            "every later release use it.",
+            icon=":material/lock_open:",
+        )
+        if st.button("Lock this unit of privacy", key="data_lock_unit"):
+            ledger().record_unit(record, table.facts.unit, **shape)
+            st.rerun()
+    st.stop()
+
+alikes = ledger().looks_like(fingerprint=table.identity, name=table.name, columns=shape["columns"])
+if alikes:
+    alike = alikes[0]
+    other = alike.dataset
+    st.warning(
+        f"This table has no budget, but it looks like the budgeted dataset **{md(other.name)}** "
+        f"({md(alike.why)}) with other rows: a new version of the same people? Its releases must not start "
+        "a fresh budget if they are. Choose one (it is recorded in the ledger for good):",
+        icon=":material/difference:",
+    )
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**The same people** (a corrected or extended file): releases spend "
+                    f"{md(other.name)}'s budget (ε = {other.budget.epsilon:g}).")  # fmt: skip
+        if st.button(f"Continue {other.name}'s budget", key="data_continue_budget", type="primary"):
+            ledger().link_version(
+                other, fingerprint=table.identity, name=table.name, reason="the owner continued its budget "
+                "on the Data page: a new version of the same people", **shape,
             )  # fmt: skip
-        except DPDashError as error:
-            st.error(f"The budget was not set: {md(error)}", icon=":material/error:")
-        else:
+            st.rerun()
+    with right:
+        st.markdown("**A different population** (other people): it gets a budget of its own.")
+        reason = st.text_input("Why is it a different population? (recorded in the ledger)",
+                               key="data_distinct_reason")  # fmt: skip
+        if st.button("It is a different population", key="data_distinct"):
+            if not reason.strip():
+                st.error("Say why it is a different population: the ledger records the reason.",
+                         icon=":material/error:")  # fmt: skip
+            else:
+                ledger().declare_distinct(table.identity, other, reason=reason)
+                st.rerun()
+    st.stop()
+
+tier = st.radio("Budget tier (OpenDP DP Creator's defaults)", list(TIERS), key="data_tier")
+preset = TIERS[tier]
+left, middle, right = st.columns(3)
+epsilon = left.number_input(
+    "total ε", min_value=0.0, value=preset[0] if preset else 1.0, step=0.1, format="%g",
+    key="data_budget_epsilon", disabled=preset is not None,
+)  # fmt: skip
+delta = middle.number_input(
+    "total δ", min_value=0.0, max_value=0.5, value=preset[1] if preset else 1e-5, format="%.0e",
+    key="data_budget_delta", disabled=preset is not None,
+)  # fmt: skip
+accountant = right.selectbox(
+    "Accountant", ACCOUNTANT_NAMES, index=list(ACCOUNTANT_NAMES).index("tightest"),
+    key="data_accountant", help="How releases add up. 'tightest' takes the smallest certified total.",
+)  # fmt: skip
+if st.button("Set this budget (it cannot be changed later)", type="primary", key="data_set_budget"):
+    chosen = preset or (epsilon, delta)
+    try:
+        Budget(epsilon=chosen[0], delta=chosen[1])
+    except DPDashError as error:
+        st.error(f"The budget was not set: {md(error)}", icon=":material/error:")
+    else:
+        st.session_state["data_budget_pending"] = (table.identity, chosen[0], chosen[1], accountant)
+pending = st.session_state.get("data_budget_pending")
+if pending is not None and pending[0] == table.identity:
+    _, pending_epsilon, pending_delta, pending_accountant = pending
+    saved = {
+        f"data_id_column_{key}": facts.unit.id_column or NO_ID,
+        f"data_rows_per_person_{key}": facts.unit.rows_per_person,
+        f"data_neighbours_{key}": facts.unit.neighbours.value,
+    }
+    unsaved = any(st.session_state.get(widget, value) != value for widget, value in saved.items())
+    with st.container(border=True, key="data_budget_confirm_box"):
+        st.markdown(
+            f"**Set the budget of {md(table.name)} to ε = {pending_epsilon:g}, δ = {pending_delta:g}** under "
+            f"the **{md(pending_accountant)}** accountant, and lock its unit of privacy: "
+            f"**{md(unit_of_privacy(facts))}** ({md(facts.unit.describe())}). Neither can be changed later; "
+            "every release from this table (and its versions) will spend this budget under this unit."
+        )
+        if unsaved:
+            st.warning("The unit-of-privacy controls above have changes that are not saved: the saved unit "
+                       "(stated here) is the one that will be locked. Cancel and save the facts first to use "
+                       "the new one.", icon=":material/warning:")  # fmt: skip
+        yes, no = st.columns(2)
+        if yes.button("Confirm: set this budget", type="primary", key="data_set_budget_confirm"):
+            st.session_state.pop("data_budget_pending", None)
+            try:
+                ledger().add_dataset(
+                    name=table.name, fingerprint=table.identity,
+                    budget=Budget(epsilon=pending_epsilon, delta=pending_delta),
+                    accountant=pending_accountant, unit=facts.unit, **shape,
+                )  # fmt: skip
+            except DPDashError as error:
+                st.error(f"The budget was not set: {md(error)}", icon=":material/error:")
+            else:
+                st.rerun()
+        if no.button("Cancel", key="data_set_budget_cancel"):
+            st.session_state.pop("data_budget_pending", None)
             st.rerun()

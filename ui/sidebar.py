@@ -11,7 +11,7 @@ import dpdash  # noqa: F401
 from dpdash.accounting.releases import release_count
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
-from ui.state import active_table, budget_status, ledger, registered
+from ui.state import active_table, aligned_table, budget_status, ledger, registered
 from ui.text import md
 
 
@@ -27,7 +27,11 @@ def unit_of_privacy(facts: PublicFacts) -> str:
 
 def render_sidebar() -> None:
     """Dataset, unit of privacy and budget; a broken ledger is a message here, never a traceback."""
-    table = active_table()
+    try:
+        # The locked unit of privacy (recorded with the budget) is the one every page and query uses.
+        table, _ = aligned_table()
+    except DPDashError:
+        table = active_table()  # the ledger's problem is shown below
     st.markdown(f"**Data:** {md(table.name)}  \n{len(table.data):,} rows × {table.data.shape[1]} columns")
     relation = table.facts.unit.neighbours.description
     st.markdown(f"**Unit of privacy:** {md(unit_of_privacy(table.facts))}  \n*Neighbours:* {relation}")

@@ -2,27 +2,40 @@
 
 Nothing here is shared between users (no module globals, no ``st.cache_resource``). The budget itself
 lives in the persistent ledger (``dpdash.accounting.Ledger``, an SQLite file), so it survives refreshes
-and restarts; the session only keeps a handle to it.
+and restarts; the session only keeps a handle to it. The tables the owner chose, their type changes and
+declared facts are kept in the workspace beside the ledger (``dpdash.workspace``): a new browser session
+(a reload, a server restart) opens the workspace's active table again.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from dpdash.accounting import BudgetStatus, Dataset, Ledger, Session, fingerprint
-from dpdash.datasets import PublicFacts, load_example
+from dpdash.accounting.versions import RecordedUnit
+from dpdash.datasets import EXAMPLES, PublicFacts, load_example
+from dpdash.errors import DPDashError
+from dpdash.facts import Facts
+from dpdash.loading import coerce_column, load_table
 from dpdash.queries import Evaluation, Query
 from dpdash.release import dataset_fingerprint
+from dpdash.workspace import StoredTable, Workspace
 
 _DATASET = "dpdash_dataset"
 _LEDGER = "dpdash_ledger"
 _SESSION = "dpdash_ledger_session"
 _EVALUATIONS = "dpdash_evaluations"
 _EVALUATIONS_KEPT = 16
+_WORKSPACE = "dpdash_workspace"
+_NOTICES = "dpdash_workspace_notices"
 DEFAULT_EXAMPLE = "patients"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,12 +66,24 @@ def _example(name: str) -> tuple[pd.DataFrame, PublicFacts, str, str, str]:
     return data, example.facts, example.title, dataset_fingerprint(data), fingerprint(data)
 
 
-def use_example(name: str) -> ActiveTable:
-    """Make a built-in example the active table."""
+def use_example(name: str, *, persist: bool = True) -> ActiveTable:
+    """Make a built-in example the active table (and, with ``persist``, the workspace's active one; the
+    facts declared for it before are kept)."""
     data, facts, title, digest, identity = _example(name)
+    stored = _try(lambda: workspace().table(identity))
+    if stored is not None:
+        facts = stored.facts
     table = ActiveTable(title, f"built-in example '{name}'", data, facts, digest, identity)
     st.session_state[_DATASET] = table
+    if persist:
+        _try(lambda: (workspace().store_example(identity, example=name, name=title, facts=facts),
+                      workspace().set_active(identity)))  # fmt: skip
     return table
+
+
+def example_identities() -> dict[str, str]:
+    """identity → example name, for every built-in example."""
+    return {_example(name)[4]: name for name in EXAMPLES}
 
 
 def use_table(
@@ -70,19 +95,96 @@ def use_table(
     identity: str | None = None,
     coercions: tuple[tuple[str, str], ...] = (),
     lossy: bool = False,
+    raw: bytes | None = None,
+    filename: str = "",
 ) -> ActiveTable:
     """Make an uploaded (or edited) table the active one; ``identity`` is the loaded table's (computed
-    here when None: a new load)."""
+    here when None: a new load). ``raw`` (a new upload's bytes, with its ``filename``) is kept in the
+    workspace; for a table already there, its facts and type changes are updated."""
     identity = fingerprint(data) if identity is None else identity
     table = ActiveTable(name, source, data, facts, dataset_fingerprint(data), identity, coercions, lossy)
     st.session_state[_DATASET] = table
+    ws = workspace()
+    if raw is not None:
+        _try(lambda: ws.store_upload(identity, filename=filename or name, name=name, data=raw))
+    if _try(lambda: ws.table(identity)) is not None:
+        _try(lambda: (ws.update(identity, name=name, facts=facts, coercions=coercions, lossy=lossy),
+                      ws.set_active(identity)))  # fmt: skip
     return table
 
 
 def active_table() -> ActiveTable:
-    """The active table; the synthetic patients example until the person picks another."""
+    """The active table: this session's; else the workspace's active one (a reload, a restart); else the
+    synthetic patients example."""
     table = st.session_state.get(_DATASET)
-    return table if table is not None else use_example(DEFAULT_EXAMPLE)
+    if table is not None:
+        return table
+    stored = _try(lambda: workspace().active())
+    if stored is not None:
+        restored = _try(lambda: restore(stored))
+        if restored is not None:
+            return restored
+    return use_example(DEFAULT_EXAMPLE, persist=False)
+
+
+def restore(stored: StoredTable) -> ActiveTable:
+    """Open a table kept in the workspace: an example is rebuilt, an upload re-read from its bytes with its
+    type changes applied again; the same identity, and the facts declared for it.
+
+    Raises:
+        DPDashError: the stored file cannot be read, or no longer gives the same table.
+    """
+    if stored.example is not None:
+        table = use_example(stored.example)
+        return table
+    loaded = load_table(workspace().source_bytes(stored.identity), stored.filename)
+    if fingerprint(loaded.data) != stored.identity:
+        raise DPDashError(
+            f"the stored file of {stored.name!r} no longer gives the table its budget was set for; "
+            "upload it again"
+        )
+    data = loaded.data
+    for column, kind in stored.coercions:
+        data = coerce_column(data, column, kind, drop_invalid=stored.lossy)
+    return use_table(
+        stored.name, f"upload '{stored.filename}'", data, stored.facts, identity=stored.identity,
+        coercions=stored.coercions, lossy=stored.lossy,
+    )  # fmt: skip
+
+
+def workspace() -> Workspace:
+    """The workspace ($DPDASH_WORKSPACE, or beside the ledger)."""
+    handle = st.session_state.get(_WORKSPACE)
+    if handle is None:
+        handle = Workspace()
+        st.session_state[_WORKSPACE] = handle
+    return handle
+
+
+def _try(action: Callable[[], T]) -> T | None:
+    """Run a workspace step; a problem becomes a notice for the page (the session's table is kept)."""
+    try:
+        return action()
+    except DPDashError as error:
+        notices: list[str] = st.session_state.setdefault(_NOTICES, [])
+        if str(error) not in notices:
+            notices.append(str(error))
+        return None
+
+
+def workspace_notices() -> list[str]:
+    """The workspace problems met in this session, once each (cleared when read)."""
+    return st.session_state.pop(_NOTICES, [])
+
+
+def forget(table: ActiveTable) -> bool:
+    """Delete the table's files from the workspace (its budget history stays in the ledger)."""
+    return bool(_try(lambda: workspace().forget(table.identity)))
+
+
+def stored(table: ActiveTable) -> StoredTable | None:
+    """The workspace's record of the table, or None."""
+    return _try(lambda: workspace().table(table.identity))
 
 
 def ledger() -> Ledger:
@@ -106,6 +208,45 @@ def ledger_session() -> Session:
 def registered(table: ActiveTable) -> Dataset | None:
     """The ledger's record of this table (its budget and accountant), or None before a budget is set."""
     return ledger().find_dataset(table.identity)
+
+
+def recorded_unit(table: ActiveTable) -> RecordedUnit | None:
+    """The unit of privacy recorded with the table's budget, or None (no budget, or none recorded)."""
+    record = registered(table)
+    return None if record is None else ledger().unit(record)
+
+
+def with_unit(facts: PublicFacts, unit: Facts) -> PublicFacts:
+    """The facts with another unit of privacy (the id column's bounds or categories dropped)."""
+    drop = unit.id_column
+    return PublicFacts(
+        bounds={c: b for c, b in facts.bounds.items() if c != drop},
+        categories={c: v for c, v in facts.categories.items() if c != drop},
+        unit=unit,
+        notes=facts.notes,
+    )
+
+
+def aligned_table() -> tuple[ActiveTable, bool]:
+    """The active table, its unit of privacy made the one recorded with its budget if they differ (and
+    whether that was needed): widgets and queries always use the locked unit."""
+    table = active_table()
+    locked = recorded_unit(table)
+    if locked is None or locked.unit == table.facts.unit:
+        return table, False
+    table = use_table(
+        table.name, table.source, table.data, with_unit(table.facts, locked.unit), identity=table.identity,
+        coercions=table.coercions, lossy=table.lossy,
+    )  # fmt: skip
+    return table, True
+
+
+def widget_suffix(table: ActiveTable) -> str:
+    """A key suffix for the widgets that show a table's facts: another table, or a unit of privacy set
+    from elsewhere (saved, restored, locked by the ledger), gets fresh widgets that show those facts,
+    never values left from before (Streamlit keeps a keyed widget's value over its ``value=``)."""
+    unit = table.facts.unit.to_dict()
+    return hashlib.sha256(f"{table.fingerprint}|{sorted(unit.items())}".encode()).hexdigest()[:16]
 
 
 def budget_status(table: ActiveTable) -> BudgetStatus | None:

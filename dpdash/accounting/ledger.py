@@ -6,8 +6,10 @@ unset (``default_ledger_path()``). The folder is created (mode 0700) if missing.
 
 What it holds: datasets (a content fingerprint, a name, a total budget (ε, δ) and the accountant that
 keeps it, fixed at registration), sessions, and release entries (the event as JSON, the query, the
-mechanism, the time, the session). Entries, datasets and sessions can be neither changed nor deleted:
-SQLite triggers refuse it, so the history is append-only even for other SQLite clients.
+mechanism, the time, the session), and (schema 2, ``versions``) the unit of privacy recorded with a
+budget, the versions that continue a budget and the owner's statements of a different population. None of
+it can be changed or deleted: SQLite triggers refuse it, so the history is append-only even for other
+SQLite clients. A schema-1 ledger is upgraded when opened (new tables only).
 
 A spend is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock, re-reads the dataset's entries,
 checks the total with the new release under the dataset's accountant, and records the entry, or refuses with
@@ -74,6 +76,27 @@ from dpdash.accounting.ledger_file import (
 )
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
 from dpdash.accounting.signing import new_private_key, public_key, sign, signed_by, valid_public_key
+from dpdash.accounting.versions import (
+    SCHEMA_V2,
+    TABLE_NAMES_V2,
+    TRIGGERS_V2,
+    DistinctPopulation,
+    LookAlike,
+    RecordedUnit,
+    Version,
+    columns_tuple,
+    insert_distinct,
+    insert_unit,
+    insert_version,
+    read_distinct,
+    read_unit,
+    read_versions,
+    resolve,
+    row_count,
+    shapes,
+    unit_mismatch,
+    unit_of,
+)
 from dpdash.errors import (
     BudgetExceededError,
     DPDashError,
@@ -97,7 +120,7 @@ __all__ = [
     "fingerprint",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION = "dpdash-ledger"
 EXPORT_FORMAT = "dpdash-ledger-export"
 DEFAULT_ACCOUNTANT = "tightest"
@@ -380,7 +403,7 @@ class Ledger:
             # created it first.
             with self._transaction("create the ledger"):
                 if not self._table_names():
-                    for statement in _SCHEMA:
+                    for statement in _SCHEMA + SCHEMA_V2:
                         conn.execute(statement)
                     conn.executemany(
                         "INSERT INTO meta (key, value) VALUES (?, ?)",
@@ -399,6 +422,7 @@ class Ledger:
                     f"the ledger {self._path} is corrupted (SQLite's quick_check: {result}). {MOVE_AWAY}"
                 )
         _check_ledger_tables(conn, self._path)
+        self._migrate()
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         # Ledgers made before ledger ids existed are known by their creation time.
         ledger_id = meta.get("ledger_id") or f"created-{meta.get('created_at', '')}"
@@ -416,6 +440,34 @@ class Ledger:
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         self._ready = True
+
+    def _migrate(self) -> None:
+        """Bring a schema-1 ledger to schema 2 (adds the append-only tables of ``versions``; nothing old is
+        changed). A ledger that cannot be written stays at schema 1 and reads as one with no units or
+        versions recorded; recording them is refused with a message."""
+        self._v2 = self._table_names() >= TABLE_NAMES_V2
+        if self._v2:
+            return
+        try:
+            with self._transaction("upgrade the ledger to schema 2") as conn:
+                if not self._table_names() >= TABLE_NAMES_V2:
+                    for statement in SCHEMA_V2:
+                        conn.execute(statement)
+                    conn.execute(
+                        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+                    )
+        except LedgerError:
+            if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
+                raise
+            return  # read-only: stays at schema 1
+        self._v2 = True
+
+    def _need_v2(self, doing: str) -> None:
+        if not self._v2:
+            raise LedgerError(
+                f"cannot {doing}: the ledger {self._path} is read-only at schema 1 (made by an older "
+                "dpdash); open it once where it can be written to upgrade it"
+            )
 
     # ---- plumbing --------------------------------------------------------------------------------
     @property
@@ -490,12 +542,20 @@ class Ledger:
         fingerprint: str,
         budget: Budget,
         accountant: str = DEFAULT_ACCOUNTANT,
+        unit: Any = None,
+        columns: Sequence[str] | None = None,
+        rows: int | None = None,
     ) -> Dataset:
         """Register a dataset with its total budget and the accountant that keeps it.
 
-        Registering the same fingerprint again with the same budget and accountant returns the existing
-        dataset (its first name is kept); with another budget or accountant it is refused, because a
-        dataset's budget is fixed once releases may have been made against it.
+        Registering the same fingerprint (or a version's, ``link_version``) again with the same budget and
+        accountant returns the existing dataset (its first name is kept); with another budget or accountant
+        it is refused, because a dataset's budget is fixed once releases may have been made against it.
+
+        With ``unit`` the unit of privacy (``dpdash.facts.Facts``) is recorded with the budget, in the same
+        transaction, and locked: ``spend_release`` then refuses releases stated for any other unit.
+        ``columns`` and ``rows`` (the table's column names and row count) are recorded with it, for
+        ``looks_like``.
 
         Args:
             name: a name for people.
@@ -503,8 +563,18 @@ class Ledger:
             budget: the total (ε, δ).
             accountant: one of ``ACCOUNTANT_NAMES`` (default ``"tightest"``). Accountants that certify no
                 finite ε at δ = 0 (zcdp, rdp) need a budget δ > 0.
+            unit: the unit of privacy to lock with the budget, or ``None`` (none recorded: releases are
+                not checked against one; ``record_unit`` can add it later, once).
+            columns: the table's column names (any order), or ``None``.
+            rows: the table's row count, or ``None``.
         """
         name = _text(name, "name")
+        recorded = None
+        if unit is not None or columns is not None or rows is not None:
+            if unit is None:
+                raise ParameterError("columns and rows are recorded with a unit of privacy: give unit= too")
+            recorded = RecordedUnit(unit_of(unit), columns_tuple(columns), row_count(rows), "")
+            self._need_v2("record the unit of privacy")
         fingerprint = _text(fingerprint, "fingerprint")
         if not isinstance(budget, Budget):
             raise ParameterTypeError(
@@ -526,15 +596,28 @@ class Ledger:
                         f"ε = {existing.budget.epsilon:g}, δ = {existing.budget.delta:g} under the "
                         f"{existing.accountant} accountant; a dataset's budget and accountant are fixed"
                     )
+                if recorded is not None:
+                    have = read_unit(conn, self._dataset_id(conn, existing.fingerprint), self._path)
+                    if have is None or have.unit != recorded.unit:
+                        raise ParameterError(
+                            f"dataset {existing.name!r} ({fingerprint}) is already registered "
+                            + ("without a recorded unit of privacy; use record_unit"
+                               if have is None else f"with another unit of privacy ({have.unit.describe()})")
+                        )  # fmt: skip
                 return existing
             created = _now()
-            conn.execute(
+            cursor = conn.execute(
                 _INSERT_DATASET,
                 (fingerprint, name, budget.epsilon, budget.delta, accountant, created),
             )
+            if recorded is not None:
+                insert_unit(conn, int(cursor.lastrowid or 0), _stamped(recorded, created))
         return Dataset(fingerprint, name, budget, accountant, created)
 
-    def _find(self, conn: sqlite3.Connection, fingerprint: str) -> Dataset | None:
+    def _find(self, conn: sqlite3.Connection, fingerprint: str, *, versions: bool = True) -> Dataset | None:
+        """The dataset with this fingerprint, or whose budget this fingerprint continues (a version)."""
+        if versions and self._v2:
+            fingerprint = resolve(conn, fingerprint) or fingerprint
         row = conn.execute(
             f"SELECT {_DATASET_COLUMNS} FROM datasets WHERE fingerprint = ?",
             (fingerprint,),
@@ -554,7 +637,8 @@ class Ledger:
         return Dataset(fp, name, budget, accountant, created)
 
     def find_dataset(self, fingerprint: str) -> Dataset | None:
-        """The dataset with this fingerprint, or ``None``."""
+        """The dataset with this fingerprint, or the one whose budget it continues (``link_version``), or
+        ``None``."""
         key = _text(fingerprint, "fingerprint")
         with self._reading() as conn:
             return self._find(conn, key)
@@ -575,6 +659,139 @@ class Ledger:
         with self._reading() as conn:
             rows = conn.execute(f"SELECT {_DATASET_COLUMNS} FROM datasets ORDER BY id").fetchall()
         return [self._dataset_row(row) for row in rows]
+
+    # ---- the unit of privacy and versions (schema 2; see ``versions``) ---------------------------
+    def unit(self, dataset: Dataset | str) -> RecordedUnit | None:
+        """The unit of privacy recorded with the dataset's budget (``None``: none was recorded)."""
+        ds = self.dataset(dataset)
+        if not self._v2:
+            return None
+        with self._reading() as conn:
+            return read_unit(conn, self._dataset_id(conn, ds.fingerprint), self._path)
+
+    def record_unit(
+        self,
+        dataset: Dataset | str,
+        unit: Any,
+        *,
+        columns: Sequence[str] | None = None,
+        rows: int | None = None,
+    ) -> RecordedUnit:
+        """Record (once) the unit of privacy of a dataset registered without one; from then on it is locked.
+
+        Recording the same unit again returns the record; another unit is refused (a unit is never changed).
+        """
+        ds = self.dataset(dataset)
+        self._need_v2("record the unit of privacy")
+        recorded = RecordedUnit(unit_of(unit), columns_tuple(columns), row_count(rows), _now())
+        with self._transaction("record the unit of privacy") as conn:
+            dataset_id = self._dataset_id(conn, ds.fingerprint)
+            have = read_unit(conn, dataset_id, self._path)
+            if have is not None:
+                if have.unit != recorded.unit:
+                    raise ParameterError(
+                        f"dataset {ds.name!r} already has its unit of privacy recorded "
+                        f"({have.unit.describe()}); it cannot be changed"
+                    )
+                return have
+            insert_unit(conn, dataset_id, recorded)
+        return recorded
+
+    def versions(self, dataset: Dataset | str) -> list[Version]:
+        """The other tables (fingerprints) whose releases spend this dataset's budget, oldest first."""
+        ds = self.dataset(dataset)
+        if not self._v2:
+            return []
+        with self._reading() as conn:
+            return read_versions(conn, self._dataset_id(conn, ds.fingerprint), ds.fingerprint)
+
+    def link_version(
+        self,
+        dataset: Dataset | str,
+        *,
+        fingerprint: str,
+        name: str,
+        reason: str,
+        columns: Sequence[str] | None = None,
+        rows: int | None = None,
+    ) -> Version:
+        """Continue ``dataset``'s budget for another table: releases from ``fingerprint`` spend it.
+
+        For a new version of the same people (a corrected or extended file). Recorded for good; a
+        fingerprint that already has a budget (its own, or as a version) is refused, since its releases
+        already count somewhere.
+        """
+        ds = self.dataset(dataset)
+        self._need_v2("link a version")
+        fingerprint = _text(fingerprint, "fingerprint")
+        version = Version(
+            fingerprint, ds.fingerprint, _text(name, "name"), columns_tuple(columns), row_count(rows),
+            _text(reason, "reason"), _now(),
+        )  # fmt: skip
+        with self._transaction("link the version") as conn:
+            owner = resolve(conn, fingerprint)
+            if owner is not None:
+                if owner == ds.fingerprint and fingerprint != ds.fingerprint:
+                    found = [v for v in read_versions(conn, self._dataset_id(conn, owner), owner)]
+                    return next(v for v in found if v.fingerprint == fingerprint)
+                raise ParameterError(
+                    f"the table {fingerprint} already has a budget (dataset {owner}); it cannot continue "
+                    f"another one"
+                )
+            insert_version(conn, self._dataset_id(conn, ds.fingerprint), version)
+        return version
+
+    def declare_distinct(
+        self, fingerprint: str, looked_like: Dataset | str, *, reason: str
+    ) -> DistinctPopulation:
+        """State that the table ``fingerprint``, which looks like the budgeted ``looked_like``, holds other
+        people (so it may get a budget of its own); recorded for good with the owner's ``reason``."""
+        ds = self.dataset(looked_like)
+        self._need_v2("record the statement")
+        fingerprint = _text(fingerprint, "fingerprint")
+        statement = DistinctPopulation(fingerprint, ds.fingerprint, _text(reason.strip(), "reason"), _now())
+        with self._transaction("record the statement") as conn:
+            if resolve(conn, fingerprint) is not None:
+                raise ParameterError(f"the table {fingerprint} already has a budget; nothing was recorded")
+            insert_distinct(conn, self._dataset_id(conn, ds.fingerprint), statement)
+        return statement
+
+    def distinct_populations(self, fingerprint: str) -> list[DistinctPopulation]:
+        """The owner's statements that the table ``fingerprint`` holds other people than a dataset it
+        resembled."""
+        if not self._v2:
+            return []
+        with self._reading() as conn:
+            return read_distinct(conn, _text(fingerprint, "fingerprint"))
+
+    def looks_like(self, *, fingerprint: str, name: str, columns: Sequence[str]) -> list[LookAlike]:
+        """The budgeted datasets the table resembles without being them: the same name, or the same set of
+        column names, as the dataset or one of its versions, while ``fingerprint`` has no budget and no
+        statement of a different population for that dataset. Empty when the table has a budget."""
+        fingerprint = _text(fingerprint, "fingerprint")
+        wanted = columns_tuple(columns)
+        if not self._v2:
+            return []
+        with self._reading() as conn:
+            if resolve(conn, fingerprint) is not None:
+                return []
+            declared = {s.looked_like for s in read_distinct(conn, fingerprint)}
+            matches: dict[int, tuple[bool, bool]] = {}
+            for dataset_id, known_name, known_columns in shapes(conn):
+                same_name = known_name == name
+                same_columns = known_columns is not None and known_columns == wanted
+                if same_name or same_columns:
+                    was = matches.get(dataset_id, (False, False))
+                    matches[dataset_id] = (was[0] or same_name, was[1] or same_columns)
+            found = []
+            for dataset_id, (same_name, same_columns) in sorted(matches.items()):
+                row = conn.execute(
+                    f"SELECT {_DATASET_COLUMNS} FROM datasets WHERE id = ?", (dataset_id,)
+                ).fetchone()
+                ds = self._dataset_row(row)
+                if ds.fingerprint not in declared:
+                    found.append(LookAlike(ds, same_name, same_columns))
+        return found
 
     def start_session(self, label: str = "") -> Session:
         """Record a new session (e.g. a browser session) to attribute releases to."""
@@ -739,16 +956,27 @@ class Ledger:
         """Record a ``dpdash.release.Release`` (its events: ``events_for_release``), all or nothing.
 
         The release must have been computed on this dataset: its ``dataset_identity`` (or, for records
-        without one, its ``dataset_fingerprint``) is the dataset's fingerprint. ``release()`` has drawn the
-        values already: show or hand them out only after this returns.
+        without one, its ``dataset_fingerprint``) is the dataset's fingerprint or one of its versions'
+        (``link_version``). If a unit of privacy was recorded with the budget, the release's query must
+        state exactly that unit (its ``facts``: neighbours, rows per person, id column); any other unit,
+        weaker or not, is refused with a ``DPDashError``. ``release()`` has drawn the values already: show
+        or hand them out only after this returns.
         """
         ds = self.dataset(dataset)
         drawn_on = getattr(release, "dataset_identity", None) or getattr(release, "dataset_fingerprint", None)
-        if drawn_on != ds.fingerprint:
+        if not isinstance(drawn_on, str) or self.find_dataset(drawn_on) != ds:
             raise ParameterError(
                 f"the release was computed on the table {drawn_on!r}, not on dataset {ds.name!r} "
-                f"({ds.fingerprint}); nothing was recorded"
+                f"({ds.fingerprint}) or one of its versions; nothing was recorded"
             )
+        recorded = self.unit(ds)
+        if recorded is not None:
+            problem = unit_mismatch(recorded.unit, _release_unit(release))
+            if problem is not None:
+                raise DPDashError(
+                    f"refused: {problem}. The budget of dataset {ds.name!r} protects "
+                    f"{recorded.unit.describe()}; a release must use that unit. Nothing was recorded."
+                )
         return self.spend_many(ds, events_for_release(release, partition=partition), session=session)
 
     def spend_mechanism(
@@ -878,12 +1106,17 @@ class Ledger:
                 for row in conn.execute("SELECT uid, label, started_at FROM sessions ORDER BY id").fetchall()
                 if row[0] in session_uids
             ]
+        unit, versions = self.unit(ds), self.versions(ds)
         records = [_entry_record(entry) for entry in entries]
         document = {
             "format": EXPORT_FORMAT,
             "schema_version": SCHEMA_VERSION,
             "exported_at": _now(),
-            "dataset": _dataset_record(ds),
+            "dataset": {
+                **_dataset_record(ds),
+                "unit": None if unit is None else unit.to_dict(),
+                "versions": [v.to_dict() for v in versions],
+            },
             "sessions": [{"uid": s.uid, "label": s.label, "started_at": s.started_at} for s in sessions],
             "entries": records,
             "entries_sha256": hashlib.sha256(canonical_json(records).encode()).hexdigest(),
@@ -938,8 +1171,19 @@ class Ledger:
         trusted = signer is not None and (signer == self.public_key or signer in self.trusted_keys())
         by_uid = {entry.uid: entry for entry in entries}
         texts = {entry.uid: canonical_json(entry.event.to_dict()) for entry in entries}
+        unit: RecordedUnit | None = document["unit"]
+        versions: list[Version] = document["versions"]
+        if unit is not None or versions:
+            self._need_v2("import the unit of privacy and versions")
         with self._transaction("import the export") as conn:
-            existing = self._find(conn, ds.fingerprint)
+            existing = self._find(conn, ds.fingerprint, versions=False)
+            owner = resolve(conn, ds.fingerprint) if self._v2 else None
+            if existing is None and owner is not None:
+                raise LedgerError(
+                    f"the export is of dataset {ds.name!r} ({ds.fingerprint}), which this ledger has as a "
+                    f"version of dataset {owner}: its releases spend that budget here. Import the export "
+                    "of that dataset instead; nothing was imported"
+                )
             if existing is None:
                 if not trusted:
                     origin = "unsigned" if signer is None else f"signed by {signer}, a key it does not trust"
@@ -970,6 +1214,7 @@ class Ledger:
                     f"{existing.accountant}; nothing was imported"
                 )
             dataset_id = self._dataset_id(conn, ds.fingerprint)
+            self._import_unit_and_versions(conn, dataset_id, ds, unit, versions)
             session_ids: dict[str, int] = {}
             for s in sessions:
                 row = conn.execute(
@@ -1030,6 +1275,36 @@ class Ledger:
             over = True
         return ImportReport(existing, added, present, over, signer, trusted)
 
+    def _import_unit_and_versions(
+        self,
+        conn: sqlite3.Connection,
+        dataset_id: int,
+        ds: Dataset,
+        unit: RecordedUnit | None,
+        versions: list[Version],
+    ) -> None:
+        """Add the export's unit of privacy (if none is recorded here) and its versions (those not here);
+        a different recorded unit, or a version whose table has another budget here, refuses the import."""
+        if unit is not None:
+            have = read_unit(conn, dataset_id, self._path)
+            if have is None:
+                insert_unit(conn, dataset_id, unit)
+            elif have.unit != unit.unit:
+                raise LedgerError(
+                    f"the export records the unit of privacy {unit.unit.describe()} for dataset {ds.name!r}, "
+                    f"but this ledger has {have.unit.describe()}; nothing was imported"
+                )
+        for version in versions:
+            owner = resolve(conn, version.fingerprint)
+            if owner == ds.fingerprint:
+                continue
+            if owner is not None:
+                raise LedgerError(
+                    f"the export links the table {version.fingerprint} to dataset {ds.name!r}, but this "
+                    f"ledger keeps that table's budget under dataset {owner}; nothing was imported"
+                )
+            insert_version(conn, dataset_id, version)
+
     def import_from(
         self, path: str | os.PathLike[str], *, dataset: Dataset | str | None = None
     ) -> ImportReport:
@@ -1070,6 +1345,22 @@ class Ledger:
 
 
 # ---- helpers ---------------------------------------------------------------------------------------
+def _stamped(recorded: RecordedUnit, when: str) -> RecordedUnit:
+    return RecordedUnit(recorded.unit, recorded.columns, recorded.rows, when)
+
+
+def _release_unit(release: Any) -> Any:
+    """The unit of privacy a release's query states (its ``facts``), or ``None``."""
+    query = getattr(release, "query", None)
+    facts = query.get("facts") if isinstance(query, dict) else None
+    if not isinstance(facts, dict):
+        return None
+    try:
+        return unit_of(facts)
+    except DPDashError:
+        return None
+
+
 def _text(value: object, name: str, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise ParameterTypeError(f"{name} must be a string, got {name}={value!r} ({type(value).__name__})")
@@ -1140,12 +1431,14 @@ def _check_ledger_tables(conn: sqlite3.Connection, path: Path) -> None:
             f"the ledger {path} was written by a newer dpdash (schema {version}; this one reads "
             f"up to {SCHEMA_VERSION}). {advice}"
         )
-    if version < 1 or not {"datasets", "sessions", "entries"} <= tables:
+    needed = {"datasets", "sessions", "entries"} | (TABLE_NAMES_V2 if version >= 2 else set())
+    if version < 1 or not needed <= tables:
         raise LedgerError(f"the ledger {path} is incomplete (tables: {sorted(tables)}). {advice}")
     triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    if not triggers >= _TRIGGERS:
+    expected = _TRIGGERS | (TRIGGERS_V2 if version >= 2 else set())
+    if not triggers >= expected:
         raise LedgerError(
-            f"the ledger {path} lacks its append-only triggers ({sorted(_TRIGGERS - triggers)}): "
+            f"the ledger {path} lacks its append-only triggers ({sorted(expected - triggers)}): "
             f"its history may have been edited. {advice}"
         )
 
@@ -1280,7 +1573,42 @@ def _parse_export(text: str | bytes) -> dict[str, Any]:
             "the export's entries do not match their digest: it was edited or truncated; nothing was imported"
         )
     _check_totals(document.get("totals"), ds, [entry.event for entry in entries])
-    return {"dataset": ds, "sessions": sessions, "entries": entries, "signed_by": signed_by(document)}
+    unit, versions = _parse_unit_and_versions(document["dataset"], ds)
+    return {
+        "dataset": ds,
+        "sessions": sessions,
+        "entries": entries,
+        "signed_by": signed_by(document),
+        "unit": unit,
+        "versions": versions,
+    }
+
+
+def _parse_unit_and_versions(raw: dict[str, Any], ds: Dataset) -> tuple[RecordedUnit | None, list[Version]]:
+    """The export's recorded unit of privacy and versions (schema 2; a schema-1 export has neither)."""
+    try:
+        unit = None
+        stated = raw.get("unit")
+        if stated is not None:
+            unit = RecordedUnit(
+                unit_of({k: stated[k] for k in ("neighbours", "rows_per_person", "id_column")}),
+                columns_tuple(stated.get("columns")),
+                row_count(stated.get("rows")),
+                _text(stated["recorded_at"], "recorded_at"),
+            )
+        versions = [
+            Version(
+                _text(v["fingerprint"], "version fingerprint"), ds.fingerprint, _text(v["name"], "name"),
+                columns_tuple(v.get("columns")), row_count(v.get("rows")), _text(v["reason"], "reason"),
+                _text(v["created_at"], "created_at"),
+            )
+            for v in raw.get("versions") or []
+        ]  # fmt: skip
+    except (LookupError, TypeError, AttributeError, DPDashError) as error:
+        raise LedgerError(
+            f"the export's unit of privacy or versions are malformed ({error}); nothing was imported"
+        ) from None
+    return unit, versions
 
 
 def _check_totals(totals: Any, ds: Dataset, events: list[PrivacyEvent]) -> None:

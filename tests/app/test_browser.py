@@ -64,6 +64,7 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     wait_until_idle(page)
     expect(page.get_by_test_id("stSidebar")).to_contain_text("No budget set")
     page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
+    page.get_by_role("button", name="Confirm: set this budget").click()
     expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
     wait_until_idle(page)
     expect(page.get_by_test_id("stSidebar")).to_contain_text("0 release(s)")
@@ -159,6 +160,7 @@ def test_budget_page_refuses_bad_imports(page: Page, streamlit_server, tmp_path:
     set_budget = page.get_by_role("button", name="Set this budget (it cannot be changed later)")
     if set_budget.count():
         set_budget.click()
+        page.get_by_role("button", name="Confirm: set this budget").click()
         expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
     page.goto(f"{streamlit_server.url}/budget")
     expect(page.get_by_text("Export and import")).to_be_visible()

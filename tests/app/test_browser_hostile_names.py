@@ -77,7 +77,7 @@ def _shown(page: Page, test_id: str) -> str:
 
 def _go(page: Page, title: str) -> None:
     """Open a page through the sidebar navigation (the session, and so the uploaded table, stays)."""
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True).click()
     wait_until_idle(page)
 
 
@@ -114,6 +114,7 @@ def test_hostile_names_fetch_nothing_and_show_as_text(page: Page, own_server, be
     wait_until_idle(page)
     assert f"by {tag}" in _shown(page, "stSidebar")
     page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
+    page.get_by_role("button", name="Confirm: set this budget").click()
     expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
     wait_until_idle(page)
 

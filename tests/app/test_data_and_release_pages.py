@@ -38,6 +38,7 @@ def test_data_page_sets_a_budget_once(app: AppTest, tmp_path: Path) -> None:
         "1. Load a table", "2. Declare the public facts", "3. Set the privacy budget",
     ]  # fmt: skip
     app.button(key="data_set_budget").click().run()
+    app.button(key="data_set_budget_confirm").click().run()
     assert not app.exception
     assert any("cannot be changed once set" in s.value for s in app.success)
     status = _status(tmp_path)
@@ -48,6 +49,7 @@ def test_data_page_sets_a_budget_once(app: AppTest, tmp_path: Path) -> None:
 def test_release_page_previews_and_releases_through_the_ledger(app: AppTest, tmp_path: Path) -> None:
     app.switch_page("app_pages/data.py").run()
     app.button(key="data_set_budget").click().run()
+    app.button(key="data_set_budget_confirm").click().run()
     app.switch_page("app_pages/release.py").run()
     assert not app.exception
     assert any("Simulated preview" in m.value for m in app.markdown)
@@ -72,6 +74,7 @@ def test_a_release_beyond_the_budget_is_refused(app: AppTest) -> None:
     app.switch_page("app_pages/data.py").run()
     app.radio(key="data_tier").set_value("Likely to harm if disclosed: ε = 0.05, δ = 1e-7").run()
     app.button(key="data_set_budget").click().run()
+    app.button(key="data_set_budget_confirm").click().run()
     app.switch_page("app_pages/release.py").run()
     app.select_slider(key="release_epsilon_slider").set_value(1.0).run()
     assert any("does not fit the remaining budget" in e.value for e in app.error)
@@ -102,6 +105,7 @@ def test_uploaded_csv_replaces_the_table(app: AppTest) -> None:
 def test_median_previews_exact_chances_and_releases(app: AppTest, tmp_path: Path) -> None:
     app.switch_page("app_pages/data.py").run()
     app.button(key="data_set_budget").click().run()
+    app.button(key="data_set_budget_confirm").click().run()
     app.switch_page("app_pages/release.py").run()
     app.selectbox(key="release_kind").set_value("Median / quantile").run()
     for mechanism in ("Exponential mechanism", "Permute-and-flip", "Report noisy max"):

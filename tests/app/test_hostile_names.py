@@ -110,6 +110,7 @@ def test_hostile_names_render_as_text_on_every_page(app: AppTest) -> None:
     app.run()
     visit("data, facts")
     app.button(key="data_set_budget").click().run()
+    app.button(key="data_set_budget_confirm").click().run()
     visit("data, budget")
 
     app.switch_page("app_pages/release.py").run()

@@ -43,6 +43,7 @@ def _release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     at.run()
     at.switch_page("app_pages/data.py").run()
     at.button(key="data_set_budget").click().run()
+    at.button(key="data_set_budget_confirm").click().run()
     at.switch_page("app_pages/release.py").run()
     return at
 

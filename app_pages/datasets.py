@@ -1,0 +1,75 @@
+"""Datasets: every budgeted dataset in the ledger, where its budget stands, and which one to work on."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dpdash.errors import DPDashError
+from ui.state import active_table, example_identities, ledger, restore, use_example, workspace
+from ui.text import md
+
+st.title("Datasets")
+st.caption(
+    "Every dataset with a budget in the ledger. A budget follows the people in a table, not its file: the "
+    "same content (any format, column order or type choice) and the versions linked to it spend one budget."
+)
+
+try:
+    records = ledger().datasets()
+    rows, choices = [], {}
+    stored = {t.identity: t for t in workspace().tables()}
+    examples = example_identities()
+    for record in records:
+        status = ledger().status(record)
+        entries = ledger().entries(record)
+        fingerprints = [record.fingerprint, *(v.fingerprint for v in ledger().versions(record))]
+        kept = next((stored[f] for f in fingerprints if f in stored), None)
+        example = next((examples[f] for f in fingerprints if f in examples), None)
+        unit = ledger().unit(record)
+        rows.append({
+            "name": record.name,
+            "fingerprint": record.fingerprint.split(":")[-1][:12],
+            "rows": None if unit is None or unit.rows is None else unit.rows,
+            "budget ε": record.budget.epsilon,
+            "δ": record.budget.delta,
+            "spent ε": status.spent.epsilon,
+            "accountant": record.accountant,
+            "remaining ε": status.remaining_epsilon,
+            "releases": status.entries,
+            "last release (UTC)": entries[-1].created_at[:19].replace("T", " ") if entries else "",
+            "versions": len(fingerprints) - 1,
+            "table kept": "example" if example else ("workspace" if kept else "no"),
+        })  # fmt: skip
+        if kept is not None or example is not None:
+            choices[f"{record.name} · {record.fingerprint.split(':')[-1][:12]}"] = (kept, example)
+except DPDashError as error:
+    st.error(f"The ledger or the workspace cannot be read: {md(error)}", icon=":material/error:")
+    st.stop()
+
+if not rows:
+    st.info(
+        "No dataset has a budget yet: load a table and set one on the **Data** page.", icon=":material/info:"
+    )
+    st.stop()
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="datasets_table", width="stretch")
+st.caption(
+    "Spent is the total under each dataset's own accountant at its budget's δ. 'Table kept' says whether the "
+    "table can be opened from here (an upload kept in the workspace, or a built-in example); another one has "
+    "to be uploaded again on the Data page, where its content finds its budget."
+)
+if choices:
+    left, right = st.columns([3, 1])
+    choice = left.selectbox("Work on", list(choices), key="datasets_choice")
+    if right.button("Make active", key="datasets_activate", type="primary", width="stretch"):
+        kept, example = choices[choice]
+        try:
+            table = use_example(example) if example is not None else restore(kept)
+        except DPDashError as error:
+            st.error(f"The table could not be opened: {md(error)}", icon=":material/error:")
+        else:
+            st.session_state["datasets_activated"] = table.name
+            st.rerun()
+if (name := st.session_state.pop("datasets_activated", None)) is not None:
+    st.success(f"{md(name)} is the active table.", icon=":material/check:")
+st.caption(f"Active table: {md(active_table().name)}.")

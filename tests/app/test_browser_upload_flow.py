@@ -1,0 +1,225 @@
+"""Real browser, issue 13 items 1-4: an uploaded table's bounds, categories and unit of privacy, its budget
+(confirmed, then the unit locked), a reload and a server restart on the same ledger and workspace, a
+re-upload with another type choice, switching to an example and back, and a new version flagged.
+
+The table is written here (not an example): a person id column with people having one to four rows.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import pytest
+from playwright.sync_api import expect
+
+from tests.app.conftest import find_free_port, start_streamlit, stop_process
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Locator, Page
+
+pytestmark = pytest.mark.browser
+
+NO_ID = "(none: each row is a person)"
+
+
+def wait_until_idle(page: Page) -> None:
+    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=60_000)
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=60_000)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=60_000)
+
+
+def people(extra: int = 0) -> pd.DataFrame:
+    """Twelve people with 1 to 4 visits each (``extra`` more people: a new version)."""
+    rows = []
+    for person in range(1, 13 + extra):
+        for visit in range(1 + person % 4):
+            rows.append({"person_id": person, "age": 20 + 3 * person, "city": ["Oslo", "Bergen"][person % 2],
+                         "cost": 100 + 10 * visit})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def keyed(page: Page, prefix: str) -> Locator:
+    """The element of the widget whose key starts with ``prefix`` (Streamlit gives it an st-key- class)."""
+    element = f"[data-testid='stElementContainer'][class*='st-key-{prefix}']"
+    return page.locator(f"{element}:not([data-stale='true'])")
+
+
+def edit_grid(page: Page, prefix: str, row: int, column: int, text: str, *, columns: int) -> None:
+    """Type ``text`` into a cell of a data editor (a canvas grid: click the cell, type, Enter)."""
+    grid = keyed(page, prefix).locator('[data-testid="stDataFrame"]')
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    header = row_height = 35
+    width = box["width"] / columns  # the grids here stretch their columns evenly
+    x = box["x"] + width * column + min(40, width / 2)
+    y = box["y"] + header + row_height * row + row_height / 2
+    editor = page.locator("#portal textarea, #portal input")
+    page.mouse.click(x, y)  # focuses the grid and selects the cell
+    page.wait_for_timeout(600)
+    if not editor.count():
+        page.keyboard.press("Enter")  # opens the selected cell's editor
+        page.wait_for_timeout(300)
+    if not editor.count():
+        page.screenshot(path="/tmp/smoke/noeditor.png", full_page=True)
+        page.mouse.dblclick(x, y)
+        page.wait_for_timeout(300)
+    expect(editor.first).to_be_visible()
+    page.keyboard.press("Control+a")
+    page.keyboard.type(text, delay=30)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+
+
+def unit_shown(page: Page) -> tuple[str, str, bool]:
+    """(person id column, c, locked) as the Data page shows them."""
+    id_box = keyed(page, "data_id_column_")
+    c_box = keyed(page, "data_rows_per_person_").locator("input")
+    locked = c_box.is_disabled()
+    id_input = id_box.locator("input")
+    locked = locked and id_input.is_disabled()
+    shown = id_input.input_value()
+    return shown, c_box.input_value(), locked
+
+
+def eventually(check, timeout_s: float = 30.0):  # type: ignore[no-untyped-def]
+    """``check()``'s value once it is truthy (a rerun may still be on its way), polled for ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def stored_record(workspace: Path) -> dict:  # type: ignore[type-arg]
+    """The workspace's record of its active table, read from disk."""
+    active = json.loads((workspace / "active.json").read_text())["identity"]
+    return json.loads((workspace / "tables" / active.split(":")[-1] / "table.json").read_text())
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "ledger.sqlite"))
+    monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
+    return tmp_path
+
+
+def test_an_upload_keeps_its_facts_and_budget_through_reloads_restarts_and_reuploads(
+    browser: Browser, env: Path
+) -> None:
+    csv = env / "visits.csv"
+    people().to_csv(csv, index=False)
+    server = start_streamlit(find_free_port())
+    context = browser.new_context(viewport={"width": 1400, "height": 2600})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    sidebar = page.get_by_test_id("stSidebar")
+    try:
+        page.goto(f"{server.url}/data")
+        expect(page.get_by_text("1. Load a table")).to_be_visible(timeout=60_000)
+        wait_until_idle(page)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(csv))
+        wait_until_idle(page)
+        expect(sidebar).to_contain_text("visits.csv")
+        # The upload's facts, not the example's (c = 5).
+        assert eventually(lambda: unit_shown(page) == (NO_ID, "1", False)), unit_shown(page)
+
+        # The unit of privacy first (then the id column leaves the bounds grid), then bounds and categories.
+        keyed(page, "data_id_column_").click()
+        page.get_by_role("option", name="person_id", exact=True).click()
+        c_box = keyed(page, "data_rows_per_person_").locator("input")
+        c_box.fill("4")
+        page.get_by_role("button", name="Save the public facts").click()
+        wait_until_idle(page)
+        expect(sidebar).to_contain_text("≤ 4 rows, by person_id")
+        edit_grid(page, "data_bounds_editor_", 0, 1, "18", columns=3)  # age: lower
+        edit_grid(page, "data_bounds_editor_", 0, 2, "90", columns=3)  # age: upper
+        edit_grid(page, "data_categories_editor_", 0, 1, "Oslo, Bergen", columns=2)
+        page.get_by_role("button", name="Save the public facts").click()
+        wait_until_idle(page)
+        expect(page.get_by_text("Saved. Queries now use these facts.")).to_be_visible()
+        facts = stored_record(env / "workspace")["facts"]
+        assert facts["bounds"] == {"age": [18.0, 90.0]}
+        assert facts["categories"] == {"city": ["Oslo", "Bergen"]}
+        assert facts["unit"] == {"neighbours": "add_remove", "rows_per_person": 4, "id_column": "person_id"}
+
+        # The budget asks first, stating the unit it locks.
+        expect(sidebar).to_contain_text("No budget set")
+        page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
+        expect(page.get_by_text("lock its unit of privacy")).to_be_visible()
+        page.get_by_role("button", name="Confirm: set this budget").click()
+        expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
+        wait_until_idle(page)
+        assert eventually(lambda: unit_shown(page) == ("person_id", "4", True)), unit_shown(page)
+        expect(page.get_by_text("The unit of privacy is locked")).to_be_visible()
+
+        # A reload, then a restarted server on the same ledger and workspace: all still there.
+        for restart in (False, True):
+            if restart:
+                stop_process(server.process)
+                server = start_streamlit(find_free_port())
+            page.goto(f"{server.url}/data")
+            expect(page.get_by_text("3. Set the privacy budget")).to_be_visible(timeout=60_000)
+            wait_until_idle(page)
+            expect(sidebar).to_contain_text("visits.csv")
+            expect(sidebar).to_contain_text("≤ 4 rows, by person_id")
+            expect(sidebar).not_to_contain_text("No budget set")
+            expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
+            assert eventually(lambda: unit_shown(page) == ("person_id", "4", True)), unit_shown(page)
+
+        # The same file with a column's type changed in the app: the same budget.
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(csv))
+        wait_until_idle(page)
+        page.get_by_text("Column types (as read; change them here)").click()
+        edit_grid(page, "data_types_editor_", 3, 1, "text", columns=2)  # cost: integer → text
+        page.get_by_role("button", name="Apply the types").click()
+        wait_until_idle(page)
+        if not eventually(lambda: stored_record(env / "workspace")["coercions"] == [["cost", "text"]]):
+            page.screenshot(path=str(env / "types.png"), full_page=True)
+        assert stored_record(env / "workspace")["coercions"] == [["cost", "text"]]
+        expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
+        expect(sidebar).not_to_contain_text("No budget set")
+
+        # An example and back: the unit controls always show the active table's facts.
+        page.get_by_role("button", name="Example: tips").click()
+        expect(sidebar).to_contain_text("Restaurant tips")
+        wait_until_idle(page)
+        assert eventually(lambda: unit_shown(page) == (NO_ID, "1", False)), unit_shown(page)
+        page.get_by_role("button", name="Example: patients").click()
+        expect(sidebar).to_contain_text("Synthetic patients", timeout=60_000)
+        wait_until_idle(page)
+        assert eventually(lambda: unit_shown(page)[:2] == ("person_id", "5")), unit_shown(page)
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Datasets").click()
+        wait_until_idle(page)
+        choice = keyed(page, "datasets_choice").locator("input")
+        assert choice.input_value().startswith("visits.csv · ")
+        page.get_by_role("button", name="Make active").click()
+        expect(page.get_by_text("is the active table")).to_be_visible()
+        wait_until_idle(page)
+        page.get_by_test_id("stSidebarNav").get_by_role("link", name="Data", exact=True).click()
+        wait_until_idle(page)
+        expect(sidebar).to_contain_text("visits.csv")
+        assert eventually(lambda: unit_shown(page) == ("person_id", "4", True)), unit_shown(page)
+
+        # Same columns, other rows: flagged, with both choices, and no fresh budget offered.
+        newer = env / "visits-v2.csv"
+        people(extra=2).to_csv(newer, index=False)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(newer))
+        wait_until_idle(page)
+        expect(page.get_by_text("looks like the budgeted dataset")).to_be_visible()
+        expect(page.get_by_role("button", name="Continue visits.csv's budget")).to_be_visible()
+        expect(page.get_by_role("button", name="It is a different population")).to_be_visible()
+        expect(page.get_by_role("button", name="Set this budget (it cannot be changed later)")).to_have_count(
+            0
+        )
+        assert not errors, errors
+    finally:
+        context.close()
+        stop_process(server.process)
