@@ -30,7 +30,7 @@ def test_home_page_renders(page: Page, streamlit_server, screenshot_dir: Path) -
     expect(page).to_have_title("dpdash")
     expect(page.get_by_role("heading", name="dpdash", exact=True)).to_be_visible()
     expect(page.get_by_text("A differential-privacy budget explorer")).to_be_visible()
-    expect(page.get_by_text("are coming next")).to_be_visible()
+    expect(page.get_by_text("steps done")).to_be_visible()  # the first-run checklist
     wait_until_idle(page)
 
     page.screenshot(path=str(screenshot_dir / "home.png"), full_page=True)

@@ -47,7 +47,7 @@ def _type_epsilon(page: Page, epsilon: str) -> None:
 def _go(page: Page, title: str, marker: str) -> None:
     """To another page through the sidebar's navigation: the same browser session (a page.goto would
     start a new one, with the example table again)."""
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True).click()
     expect(page.get_by_text(marker).first).to_be_visible(timeout=60_000)
     wait_until_idle(page)
 
@@ -57,6 +57,7 @@ def _set_default_budget(page: Page) -> None:
     expect(page.get_by_text("3. Set the privacy budget")).to_be_visible(timeout=60_000)
     wait_until_idle(page)
     page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
+    page.get_by_role("button", name="Confirm: set this budget").click()
     expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
     wait_until_idle(page)
 

@@ -41,6 +41,7 @@ def _set_default_budget(app: AppTest) -> None:
     """The Data page's default tier: ε = 1, δ = 1e-5 (tightest accountant)."""
     app.switch_page("app_pages/data.py").run()
     app.button(key="data_set_budget").click().run()
+    app.button(key="data_set_budget_confirm").click().run()
     app.switch_page("app_pages/release.py").run()
     assert not app.exception
 
