@@ -13,7 +13,7 @@ import streamlit as st
 from dpdash.accounting.releases import release_count
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
-from ui.state import ActiveTable, budget_status, ledger, registered
+from ui.state import ActiveTable, ledger, registered
 from ui.text import md
 
 # Pages set this (a set of table identities) when they have shown a simulated preview of a query.
@@ -40,9 +40,9 @@ def steps(table: ActiveTable) -> list[Step]:
     """The six steps for ``table``; the ledger is read for the budget and the releases."""
     facts = table.facts
     unit = facts.unit
-    declared_unit = unit != Facts() or registered(table) is not None
-    status = budget_status(table)
     record = registered(table)
+    declared_unit = unit != Facts() or record is not None
+    status = None if record is None else ledger().status(record)
     releases = 0 if record is None else release_count(ledger().entries(record))
     shape = "each row is one person" if unit == Facts() else f"{unit.describe()}"
     return [

@@ -256,16 +256,16 @@ class _OptimalTally(_Tally):
 
 @dataclasses.dataclass
 class _Loss:
-    """One side's composed loss pmf of a path: mass ``probs[i]`` at loss (lower + i)·interval, and
-    ``infinity``, the mass at +∞ of the composition it was built as. Releases added since multiply the
-    finite mass by e^log_keep; the masses cut from the tails (``dropped``) count at +∞ (pessimistic)."""
+    """One side's composed loss pmf (of the whole-data releases, or of a path's rest): mass ``probs[i]`` at
+    loss (lower + i)·interval, and ``infinity``, the mass at +∞ of the composition it was built as. Releases
+    added since multiply the finite mass by e^log_keep; the masses cut from the tails (``dropped``) count at
+    +∞ (pessimistic)."""
 
     lower: int
     probs: np.ndarray
     infinity: float
     log_keep: float = 0.0
     dropped: float = 0.0
-    added: bool = False
 
     def add(self, setting: PrivacyEvent, interval: float, side: str, count: int) -> None:
         single = _side(setting, interval, side)
@@ -273,7 +273,6 @@ class _Loss:
             self.lower += single.lower
             self.log_keep += math.log1p(-single.infinity)
             self.probs = np.clip(signal.oaconvolve(self.probs, single.probs), 0.0, None)
-        self.added = True
         self._cut()
 
     def _cut(self) -> None:
@@ -291,8 +290,6 @@ class _Loss:
             self.lower += start
 
     def pmf(self) -> _Pmf:
-        if not self.added:
-            return _Pmf(self.lower, self.probs, self.infinity)
         finite = math.log1p(-self.infinity) + self.log_keep if self.infinity < 1.0 else -math.inf
         return _Pmf(self.lower, self.probs, min(1.0, -math.expm1(finite) + self.dropped))
 
@@ -329,8 +326,7 @@ class _PLDTally(_Tally):
         for side in sides:
             composed = _COMPOSER.compose(items, self.interval, side)
             loss = self.sides[side] = _Loss(composed.lower, composed.probs, composed.infinity)
-            loss.added = True  # its tails are cut to what holds mass: every later convolution is shorter
-            loss._cut()
+            loss._cut()  # to what holds mass: every later convolution is shorter
         self.pending.clear()
 
     def _compose_pending(self) -> None:
@@ -347,13 +343,6 @@ class _PLDTally(_Tally):
     def settle(self) -> None:
         if self.pending:
             self._compose_pending()
-
-    def epsilon(self, target_delta: float) -> float:
-        self.settle()
-        assert self.sides is not None
-        return max(
-            _epsilon_for_delta(loss.pmf(), self.interval, target_delta) for loss in self.sides.values()
-        )
 
     def pmfs(self) -> dict[str, _Pmf]:
         """The composed pmf of each side (``remove``, and ``add`` once an asymmetric setting is in)."""
