@@ -1,7 +1,7 @@
-"""dpdash entry point: page config, navigation over app_pages/, and the shared sidebar.
+"""dpdash entry point: page config, navigation over pages/, and the shared sidebar.
 
 Run with ``make run`` (or ``streamlit run app.py``); the server listens on
-http://localhost:8501. Pages live one per file in ``app_pages/`` and never import
+http://localhost:8501. Pages live one per file in ``pages/`` and never import
 from each other; Streamlit-only helpers live in ``ui/``, the maths in ``dpdash/``.
 """
 
@@ -17,19 +17,17 @@ st.set_page_config(
     layout="wide",
 )
 
-# The folder is app_pages/, not pages/: Streamlit still auto-discovers a folder named pages/ until
-# st.navigation has run once in the process, so a bookmarked URL opened on a fresh server would run a
-# page without this entry point (no sidebar, no navigation).
+# TODO(issue 14): a bookmarked page URL opened first on a fresh server must run through this entry point.
 PAGES = [
-    st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("app_pages/data.py", title="Data", icon=":material/table:"),
-    st.Page("app_pages/datasets.py", title="Datasets", icon=":material/dataset:"),
-    st.Page("app_pages/explorer.py", title="Mechanism explorer", icon=":material/compare:"),
-    st.Page("app_pages/release.py", title="Query & release", icon=":material/send:"),
-    st.Page("app_pages/budget.py", title="Budget", icon=":material/account_balance_wallet:"),
-    st.Page("app_pages/planner.py", title="Planner", icon=":material/tune:"),
-    st.Page("app_pages/risk.py", title="What does ε mean?", icon=":material/psychology_alt:"),
-    st.Page("app_pages/audit.py", title="Audit", icon=":material/science:"),
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/data.py", title="Data", icon=":material/table:"),
+    st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:"),
+    st.Page("pages/explorer.py", title="Mechanism explorer", icon=":material/compare:"),
+    st.Page("pages/release.py", title="Query & release", icon=":material/send:"),
+    st.Page("pages/budget.py", title="Budget", icon=":material/account_balance_wallet:"),
+    st.Page("pages/planner.py", title="Planner", icon=":material/tune:"),
+    st.Page("pages/risk.py", title="What does ε mean?", icon=":material/psychology_alt:"),
+    st.Page("pages/audit.py", title="Audit", icon=":material/science:"),
 ]
 
 page = st.navigation(PAGES)

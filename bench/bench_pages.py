@@ -59,10 +59,10 @@ def main() -> int:
     empty.run()
     framework = median_time(empty.run)
 
-    app.switch_page("app_pages/explorer.py").run()
+    app.switch_page("pages/explorer.py").run()
     explorer = median_time(app.run)
 
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     app.selectbox(key="release_kind").set_value("Histogram").run()
     app.selectbox(key="release_column").set_value("diagnosis").run()
     preview = median_time(app.run)
@@ -82,7 +82,7 @@ def main() -> int:
         ds = ledger.add_dataset(name="bench", fingerprint=digest, budget=Budget(epsilon=100.0, delta=1e-5))
         for mechanism in settings:
             ledger.spend_many(ds, [event_for(mechanism, query="bench")] * 100)
-    app.switch_page("app_pages/budget.py").run()
+    app.switch_page("pages/budget.py").run()
     assert not app.exception, [e.value for e in app.exception]
     budget_page = median_time(app.run)
 

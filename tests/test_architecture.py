@@ -36,9 +36,9 @@ def relative(path: Path) -> str:
 
 
 RULES = [
-    ("dpdash", {"streamlit", "ui", "app_pages"}),
-    ("ui", {"app_pages"}),
-    ("app_pages", {"app_pages"}),
+    ("dpdash", {"streamlit", "ui", "pages"}),
+    ("ui", {"pages"}),
+    ("pages", {"pages"}),
 ]
 
 
@@ -57,4 +57,4 @@ def test_dependencies_point_one_way(path: Path, forbidden: set[str]) -> None:
 
 def test_rules_see_the_app_files() -> None:
     # Guards against the parametrisation silently checking nothing.
-    assert (REPO_ROOT / "app_pages" / "home.py") in python_files("app_pages")
+    assert (REPO_ROOT / "pages" / "home.py") in python_files("pages")

@@ -46,40 +46,40 @@ def steps(table: ActiveTable) -> list[Step]:
     releases = 0 if record is None else release_count(ledger().entries(record))
     shape = "each row is one person" if unit == Facts() else f"{unit.describe()}"
     return [
-        Step("Load a table", True, f"{table.name} ({table.source})", "app_pages/data.py", "Data"),
+        Step("Load a table", True, f"{table.name} ({table.source})", "pages/data.py", "Data"),
         Step(
             "Declare who is protected (the unit of privacy)",
             declared_unit,
             f"now: {shape}" + ("" if declared_unit else " (the default: check it)"),
-            "app_pages/data.py",
+            "pages/data.py",
             "Data",
         ),
         Step(
             "Declare public bounds and categories",
             bool(facts.bounds or facts.categories),
             f"{len(facts.bounds)} column(s) with bounds, {len(facts.categories)} with categories",
-            "app_pages/data.py",
+            "pages/data.py",
             "Data",
         ),
         Step(
             "Set the privacy budget",
             status is not None,
             "not set" if status is None else f"ε = {status.budget.epsilon:g}, δ = {status.budget.delta:g}",
-            "app_pages/data.py",
+            "pages/data.py",
             "Data",
         ),
         Step(
             "Preview a query (simulated: spends nothing)",
             table.identity in st.session_state.get(PREVIEWED, set()) or releases > 0,
             "see the accuracy a release would have",
-            "app_pages/release.py",
+            "pages/release.py",
             "Query & release",
         ),
         Step(
             "Make a first release (spends budget)",
             releases > 0,
             f"{releases} release{'' if releases == 1 else 's'} from this table",
-            "app_pages/release.py",
+            "pages/release.py",
             "Query & release",
         ),
     ]

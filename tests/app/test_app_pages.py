@@ -1,4 +1,4 @@
-"""AppTest runs of the real entry point: app.py with its st.navigation over app_pages/."""
+"""AppTest runs of the real entry point: app.py with its st.navigation over pages/."""
 
 from pathlib import Path
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from ui.text import md
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "app_pages" / "audit.py"
+PAGE = ROOT / "pages" / "audit.py"
 BROKEN = "Laplace with half the noise it needs (broken, for demonstration)"
 
 
@@ -30,7 +30,7 @@ def _metrics(at: AppTest) -> dict[str, str]:
 def test_audit_page_is_in_the_navigation() -> None:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("app_pages/audit.py").run()
+    at.switch_page("pages/audit.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert [t.value for t in at.title] == ["Audit"]
     assert any("release-grade sampler" in c.value for c in at.caption)

@@ -26,7 +26,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
             ledger.spend(ds, event_for(Geometric(epsilon=epsilon, sensitivity=1), query="count"))
     at = AppTest.from_file(str(APP), default_timeout=90)
     at.run()
-    at.switch_page("app_pages/budget.py").run()
+    at.switch_page("pages/budget.py").run()
     return at
 
 

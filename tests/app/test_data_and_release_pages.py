@@ -32,7 +32,7 @@ def _status(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_data_page_sets_a_budget_once(app: AppTest, tmp_path: Path) -> None:
-    app.switch_page("app_pages/data.py").run()
+    app.switch_page("pages/data.py").run()
     assert not app.exception
     assert [s.value for s in app.subheader] == [
         "1. Load a table", "2. Declare the public facts", "3. Set the privacy budget",
@@ -47,10 +47,10 @@ def test_data_page_sets_a_budget_once(app: AppTest, tmp_path: Path) -> None:
 
 
 def test_release_page_previews_and_releases_through_the_ledger(app: AppTest, tmp_path: Path) -> None:
-    app.switch_page("app_pages/data.py").run()
+    app.switch_page("pages/data.py").run()
     app.button(key="data_set_budget").click().run()
     app.button(key="data_set_budget_confirm").click().run()
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     assert not app.exception
     assert any("Simulated preview" in m.value for m in app.markdown)
     app.selectbox(key="release_kind").set_value("Histogram").run()
@@ -71,11 +71,11 @@ def test_release_page_previews_and_releases_through_the_ledger(app: AppTest, tmp
 
 
 def test_a_release_beyond_the_budget_is_refused(app: AppTest) -> None:
-    app.switch_page("app_pages/data.py").run()
+    app.switch_page("pages/data.py").run()
     app.radio(key="data_tier").set_value("Likely to harm if disclosed: ε = 0.05, δ = 1e-7").run()
     app.button(key="data_set_budget").click().run()
     app.button(key="data_set_budget_confirm").click().run()
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     app.select_slider(key="release_epsilon_slider").set_value(1.0).run()
     assert any("does not fit the remaining budget" in e.value for e in app.error)
     assert not [b for b in app.button if b.key == "release_button"]  # nothing to click
@@ -83,7 +83,7 @@ def test_a_release_beyond_the_budget_is_refused(app: AppTest) -> None:
 
 
 def test_queries_and_mechanisms_never_raise(app: AppTest) -> None:
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     for kind in ("Count", "Sum", "Mean", "Group-by sum", "Contingency table"):
         app.selectbox(key="release_kind").set_value(kind).run()
         for mechanism in ("Laplace", "Gaussian (analytic)", "Geometric", "Discrete Gaussian", "Staircase"):
@@ -103,10 +103,10 @@ def test_uploaded_csv_replaces_the_table(app: AppTest) -> None:
 
 
 def test_median_previews_exact_chances_and_releases(app: AppTest, tmp_path: Path) -> None:
-    app.switch_page("app_pages/data.py").run()
+    app.switch_page("pages/data.py").run()
     app.button(key="data_set_budget").click().run()
     app.button(key="data_set_budget_confirm").click().run()
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     app.selectbox(key="release_kind").set_value("Median / quantile").run()
     for mechanism in ("Exponential mechanism", "Permute-and-flip", "Report noisy max"):
         app.selectbox(key="release_mechanism_selection").set_value(mechanism).run()

@@ -34,7 +34,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def new_session() -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.run()
-    at.switch_page("app_pages/data.py").run()
+    at.switch_page("pages/data.py").run()
     assert not at.exception
     return at
 
@@ -178,13 +178,13 @@ def test_unit_widgets_always_show_the_active_table_and_lock_with_the_budget(env:
     at.button(key="data_example_patients").click().run()
     assert unit_widgets(at)[:2] == ("person_id", 5)
     # Back to the upload through the Datasets page: its own (locked) unit again.
-    at.switch_page("app_pages/datasets.py").run()
+    at.switch_page("pages/datasets.py").run()
     assert not at.exception
     at.selectbox(key="datasets_choice").set_value(
         next(o for o in at.selectbox(key="datasets_choice").options if o.startswith("people.csv"))
     ).run()
     at.button(key="datasets_activate").click().run()
-    at.switch_page("app_pages/data.py").run()
+    at.switch_page("pages/data.py").run()
     assert at.session_state["dpdash_dataset"].identity == IDENTITY
     assert unit_widgets(at) == ("person_id", 3, "add_remove", True)
     with Ledger(env / "ledger.sqlite") as ledger:
@@ -275,13 +275,13 @@ def test_a_different_population_needs_a_reason_then_gets_its_own_budget(env: Pat
 
 def test_the_datasets_page_lists_budgets_with_their_spending(env: Path) -> None:
     at = new_session()
-    at.switch_page("app_pages/datasets.py").run()
+    at.switch_page("pages/datasets.py").run()
     assert not at.exception and any("No dataset has a budget yet" in i.value for i in at.info)
-    at.switch_page("app_pages/data.py").run()
+    at.switch_page("pages/data.py").run()
     upload(at, CSV)
     save_facts(at, id_column="person_id", c=3)
     set_budget(at)
-    at.switch_page("app_pages/datasets.py").run()
+    at.switch_page("pages/datasets.py").run()
     assert not at.exception
     listed = next(d for d in at.dataframe if "remaining ε" in d.value.columns).value
     row = listed.iloc[0]

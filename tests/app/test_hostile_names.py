@@ -94,7 +94,7 @@ def test_hostile_names_render_as_text_on_every_page(app: AppTest) -> None:
         assert leaks == []
         seen.extend(texts)
 
-    app.switch_page("app_pages/data.py").run()
+    app.switch_page("pages/data.py").run()
     # An empty file is refused, and the error quotes the file name.
     app.file_uploader(key="data_upload").set_value((FILE, b"", "text/csv")).run()
     assert any(md(FILE) in e.value for e in app.error)
@@ -113,7 +113,7 @@ def test_hostile_names_render_as_text_on_every_page(app: AppTest) -> None:
     app.button(key="data_set_budget_confirm").click().run()
     visit("data, budget")
 
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     app.text_input(key="release_epsilon_typed").input(TYPED_EPSILON).run()
     assert any(md(TYPED_EPSILON) in e.value for e in app.error)  # the message quotes the typed text
     visit("release, bad ε")
@@ -132,16 +132,16 @@ def test_hostile_names_render_as_text_on_every_page(app: AppTest) -> None:
     assert any(f"Released · count of rows where {md(CATEGORICAL)}" in m.value for m in app.markdown)
     visit("release, released")
 
-    app.switch_page("app_pages/budget.py").run()
+    app.switch_page("pages/budget.py").run()
     visit("budget")
     app.file_uploader(key="budget_import").set_value((FILE + ".json", NUMERIC.encode(), "application/json"))
     app.run()
     assert app.error  # not a ledger export
     visit("budget, refused import")
     for page in ("home", "explorer", "planner", "risk"):
-        app.switch_page(f"app_pages/{page}.py").run()
+        app.switch_page(f"pages/{page}.py").run()
         visit(page)
-    app.switch_page("app_pages/audit.py").run()
+    app.switch_page("pages/audit.py").run()
     app.radio(key="audit_what").set_value("A query on the loaded table").run()
     app.selectbox(key="audit_query").set_value("Sum of a column").run()
     visit("audit, sum")

@@ -23,14 +23,14 @@ from ui.text import md
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 PAGES = [
-    "app_pages/home.py",
-    "app_pages/data.py",
-    "app_pages/explorer.py",
-    "app_pages/release.py",
-    "app_pages/budget.py",
-    "app_pages/planner.py",
-    "app_pages/risk.py",
-    "app_pages/audit.py",
+    "pages/home.py",
+    "pages/data.py",
+    "pages/explorer.py",
+    "pages/release.py",
+    "pages/budget.py",
+    "pages/planner.py",
+    "pages/risk.py",
+    "pages/audit.py",
 ]
 
 
@@ -72,7 +72,7 @@ def test_a_ledger_path_under_a_regular_file(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "plain").write_text("a file")
     monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "plain" / "ledger.sqlite"))
     seen = visit_every_page(start())
-    for page in ("app_pages/data.py", "app_pages/release.py", "app_pages/budget.py", "app_pages/planner.py"):
+    for page in ("pages/data.py", "pages/release.py", "pages/budget.py", "pages/planner.py"):
         assert md("is a file, not a folder") in seen[page], page
 
 
@@ -83,14 +83,14 @@ def test_an_entry_written_badly_by_another_client(ledger_path: Path) -> None:
             "VALUES ('bad-entry', 1, NULL, '2026-01-01', 'q', 'm', '{broken')"
         )
     seen = visit_every_page(start())
-    for page in ("app_pages/release.py", "app_pages/budget.py", "app_pages/planner.py", "app_pages/risk.py"):
+    for page in ("pages/release.py", "pages/budget.py", "pages/planner.py", "pages/risk.py"):
         assert md("unreadable entry bad-entry") in seen[page], page
 
 
 @contextlib.contextmanager
 def released_setup(app: AppTest) -> Iterator[None]:
     """Walk the Query & release page up to the confirmation of a count release."""
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     app.button(key="release_button").click().run()
     assert not app.exception
     yield
@@ -99,7 +99,7 @@ def released_setup(app: AppTest) -> Iterator[None]:
 def test_a_read_only_ledger_shows_the_budget_and_refuses_the_release(ledger_path: Path) -> None:
     with unwritable(ledger_path):
         app = start()
-        app.switch_page("app_pages/budget.py").run()
+        app.switch_page("pages/budget.py").run()
         assert not app.exception and not app.error
         with released_setup(app):
             app.button(key="release_confirm").click().run()
@@ -112,7 +112,7 @@ def test_a_read_only_ledger_shows_the_budget_and_refuses_the_release(ledger_path
 
 def test_a_ledger_deleted_while_the_app_has_it_open(ledger_path: Path) -> None:
     app = start()
-    app.switch_page("app_pages/budget.py").run()
+    app.switch_page("pages/budget.py").run()
     assert not app.error
     with released_setup(app):
         remove_ledger_files(ledger_path)
@@ -120,5 +120,5 @@ def test_a_ledger_deleted_while_the_app_has_it_open(ledger_path: Path) -> None:
     assert not app.exception
     assert any("was deleted while it was open" in e.value for e in app.error)
     seen = visit_every_page(app)
-    assert "was deleted while it was open" in seen["app_pages/budget.py"]
+    assert "was deleted while it was open" in seen["pages/budget.py"]
     assert not ledger_path.exists()  # nothing was written to a new, empty ledger either

@@ -27,7 +27,7 @@ def _app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spent: float) -> AppTe
             ledger.spend(ds, event_for(Geometric(epsilon=spent, sensitivity=1), query="count"))
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.run()
-    at.switch_page("app_pages/planner.py").run()
+    at.switch_page("pages/planner.py").run()
     return at
 
 

@@ -46,7 +46,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
         bounds={"age": (0, 100), "score": (0, 100)}, categories={"smoker": ("yes", "no")}, unit=Facts()
     )
     _table(at, data, facts, tmp_path / "ledger.sqlite", budget=True)
-    at.switch_page("app_pages/release.py").run()
+    at.switch_page("pages/release.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

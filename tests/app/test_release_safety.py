@@ -39,10 +39,10 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
 
 def _set_default_budget(app: AppTest) -> None:
     """The Data page's default tier: ε = 1, δ = 1e-5 (tightest accountant)."""
-    app.switch_page("app_pages/data.py").run()
+    app.switch_page("pages/data.py").run()
     app.button(key="data_set_budget").click().run()
     app.button(key="data_set_budget_confirm").click().run()
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     assert not app.exception
 
 
@@ -114,7 +114,7 @@ def test_a_mean_is_one_release_in_the_sidebar_and_on_the_budget_page(app: AppTes
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         assert ledger.status(fingerprint(synthetic_patients().data)).entries == 3  # sum, count; count
     assert any(c.value.startswith("2 release(s);") for c in app.sidebar.caption)
-    app.switch_page("app_pages/budget.py").run()
+    app.switch_page("pages/budget.py").run()
     assert [m.value for m in app.metric if m.label == "releases"] == ["2"]
     log = next(d.value for d in app.dataframe if "release" in d.value.columns)  # the log of releases
     assert log["release"].tolist() == [1, 1, 2]
@@ -154,7 +154,7 @@ def test_the_page_script_reproduces_the_query_after_a_type_change_through_the_le
     original = dpdash.export.release_script
     monkeypatch.setattr(dpdash.export, "release_script", keep)
     app.session_state["dpdash_dataset"] = table
-    app.switch_page("app_pages/release.py").run()
+    app.switch_page("pages/release.py").run()
     assert app.select_slider(key="release_epsilon_slider").value == 2.0  # a tenth of 20
     app.selectbox(key="release_kind").set_value("Histogram").run()
     app.selectbox(key="release_mechanism").set_value("Geometric").run()

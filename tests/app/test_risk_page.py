@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui.text import md
 
-PAGE = Path(__file__).resolve().parents[2] / "app_pages" / "risk.py"
+PAGE = Path(__file__).resolve().parents[2] / "pages" / "risk.py"
 
 
 @pytest.fixture(scope="module")

@@ -28,12 +28,12 @@ HOSTILE = [
 
 
 def _explorer() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app_pages" / "explorer.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "pages" / "explorer.py"), default_timeout=90)
     return at.run()
 
 
 def _audit() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app_pages" / "audit.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "pages" / "audit.py"), default_timeout=90)
     return at.run()
 
 
@@ -41,10 +41,10 @@ def _release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "ledger.sqlite"))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.run()
-    at.switch_page("app_pages/data.py").run()
+    at.switch_page("pages/data.py").run()
     at.button(key="data_set_budget").click().run()
     at.button(key="data_set_budget_confirm").click().run()
-    at.switch_page("app_pages/release.py").run()
+    at.switch_page("pages/release.py").run()
     return at
 
 
