@@ -84,6 +84,8 @@ from dpdash.accounting.pld import (
     _Pmf,
     _side,
     _single,
+    chernoff_window,
+    log_mgf,
 )
 from dpdash.accounting.rdp import RDPAccountant
 from dpdash.accounting.tightest import TightestAccountant
@@ -103,6 +105,13 @@ FITS_MARGIN = 1e-6
 # A running PLD's tails are cut where each holds at most this mass (counted at +∞): far below TAIL_MASS, so
 # that many cuts move ε at δ = 1e-8 by less than 1e-10 relative, and above the FFTs' noise (~1e-21 a point).
 CUT_MASS = 1e-17
+# A running PLD folds its recent whole-data releases into the base once (paths)·len(recent) reaches this
+# share of len(base) (``_PLDSplit._fold``).
+FOLD_SHARE = 0.25
+# A bounded tally's tails are cut where Chernoff's bound leaves at most this mass (counted at +∞ in full):
+# cuts are more frequent there, so each counts less; the window is then about ±9.6 standard deviations.
+BOUND_CUT_MASS = 1e-20
+_LOG_BOUND_CUT = math.log(BOUND_CUT_MASS)
 
 
 # ---- exact sums ------------------------------------------------------------------------------------
@@ -259,13 +268,16 @@ class _Loss:
     """One side's composed loss pmf (of the whole-data releases, or of a path's rest): mass ``probs[i]`` at
     loss (lower + i)·interval, and ``infinity``, the mass at +∞ of the composition it was built as. Releases
     added since multiply the finite mass by e^log_keep; the masses cut from the tails (``dropped``) count at
-    +∞ (pessimistic)."""
+    +∞ (pessimistic). With ``bounds`` (Σ ``log_mgf`` of its releases) the tails are cut where Chernoff's
+    bound leaves at most BOUND_CUT_MASS beyond each, whatever the FFTs' noise there; without, where the
+    computed mass is at most CUT_MASS."""
 
     lower: int
     probs: np.ndarray
     infinity: float
     log_keep: float = 0.0
     dropped: float = 0.0
+    bounds: np.ndarray | None = None
 
     def add(self, setting: PrivacyEvent, interval: float, side: str, count: int) -> None:
         single = _side(setting, interval, side)
@@ -273,12 +285,22 @@ class _Loss:
             self.lower += single.lower
             self.log_keep += math.log1p(-single.infinity)
             self.probs = np.clip(signal.oaconvolve(self.probs, single.probs), 0.0, None)
+        if self.bounds is not None:
+            self.bounds = self.bounds + count * log_mgf(setting, interval, side)  # never in place: shared
         self._cut()
 
     def _cut(self) -> None:
-        """Drop each tail of at most CUT_MASS of mass, and count what was dropped at +∞; only when it saves
-        a tenth of the array (fewer, larger cuts)."""
+        """Drop each tail of at most BOUND_CUT_MASS (by the bound) or CUT_MASS (as computed) of mass, and
+        count that at +∞; only when it saves a tenth of the array (fewer, larger cuts)."""
         probs = self.probs
+        if self.bounds is not None:
+            lo, hi = chernoff_window(self.bounds, _LOG_BOUND_CUT)
+            start, stop = max(lo - self.lower, 0), min(hi + 1 - self.lower, len(probs))
+            if start < stop and (stop - start) * 1.1 < len(probs):
+                self.dropped += BOUND_CUT_MASS * ((start > 0) + (stop < len(probs)))
+                self.probs = probs[start:stop].copy()
+                self.lower += start
+            return
         left, right = np.cumsum(probs), np.cumsum(probs[::-1])
         start = int(np.searchsorted(left, CUT_MASS, side="right"))  # probs[:start] sum to ≤ CUT_MASS
         tail = int(np.searchsorted(right, CUT_MASS, side="right"))
@@ -297,14 +319,15 @@ class _Loss:
 class _PLDTally(_Tally):
     """A path's composed loss pmfs (``remove``, and ``add`` once an asymmetric setting is in the path)."""
 
-    def __init__(self, accountant: PLDAccountant) -> None:
+    def __init__(self, accountant: PLDAccountant, bounded: bool = False) -> None:
         self.interval = accountant.interval
+        self.bounded = bounded  # cut the tails by Chernoff's bound (``_Loss.bounds``)
         self.sides: dict[str, _Loss] | None = None  # None until the first release (then built at once)
         self.pending: Counter[PrivacyEvent] = Counter()
 
     def copy(self) -> _Tally:
         out = object.__new__(_PLDTally)
-        out.interval, out.pending = self.interval, Counter(self.pending)
+        out.interval, out.bounded, out.pending = self.interval, self.bounded, Counter(self.pending)
         out.sides = None if self.sides is None else {k: dataclasses.replace(v) for k, v in self.sides.items()}
         return out
 
@@ -325,7 +348,8 @@ class _PLDTally(_Tally):
         self.sides = {}
         for side in sides:
             composed = _COMPOSER.compose(items, self.interval, side)
-            loss = self.sides[side] = _Loss(composed.lower, composed.probs, composed.infinity)
+            bounds = sum(k * log_mgf(s, self.interval, side) for s, k in items) if self.bounded else None
+            loss = self.sides[side] = _Loss(composed.lower, composed.probs, composed.infinity, bounds=bounds)
             loss._cut()  # to what holds mass: every later convolution is shorter
         self.pending.clear()
 
@@ -350,101 +374,165 @@ class _PLDTally(_Tally):
         assert self.sides is not None
         return {side: loss.pmf() for side, loss in self.sides.items()}
 
+    def absorb(self, other: _PLDTally) -> None:
+        """Compose ``other``'s releases into this tally at once: one convolution per side."""
+        self.settle()
+        other.settle()
+        mine, theirs = self.sides, other.sides
+        assert mine is not None and theirs is not None
+        sides = {}
+        for side in sorted(set(mine) | set(theirs)):
+            x, y = mine.get(side, mine["remove"]), theirs.get(side, theirs["remove"])
+            loss = sides[side] = _Loss(
+                x.lower + y.lower,
+                np.clip(signal.oaconvolve(x.probs, y.probs), 0.0, None),
+                -math.expm1(math.log1p(-x.infinity) + math.log1p(-y.infinity)),
+                x.log_keep + y.log_keep,
+                x.dropped + y.dropped,
+                None if x.bounds is None or y.bounds is None else x.bounds + y.bounds,
+            )
+            loss._cut()
+        self.sides = sides
+
 
 class _Tails:
     """δ of a loss pmf at many ε at once: δ(x) = U_i − e^x·V_i, with U_i = P[∞] + Σ_{j≥i} p_j and
     V_i = Σ_{j≥i} p_j·e^(−l_j) over the grid losses l_j above x (i the first of them; a loss equal to x
-    adds nothing either way)."""
+    adds nothing either way). U and V are suffix sums, computed only from the lowest index asked so far
+    (``start``; a budget check asks about the upper tail), and extended downwards, at least doubling."""
 
     def __init__(self, pmf: _Pmf, interval: float) -> None:
-        self.lower, self.interval = pmf.lower, interval
-        losses = (pmf.lower + np.arange(len(pmf.probs))) * interval
-        self.upper = np.append(pmf.infinity + np.cumsum(pmf.probs[::-1])[::-1], pmf.infinity)
-        self.weighted = np.append(np.cumsum((pmf.probs * np.exp(-losses))[::-1])[::-1], 0.0)
+        self.pmf, self.lower, self.interval = pmf, pmf.lower, interval
+        self.start = len(pmf.probs)  # upper[k], weighted[k] are U and V at index start + k
+        self.upper, self.weighted = np.array([pmf.infinity]), np.array([0.0])
+
+    def _extend(self, first: int) -> None:
+        size = len(self.pmf.probs)
+        start = max(0, min(first, self.start - max(size - self.start, 1024)))
+        probs = self.pmf.probs[start : self.start]
+        weights = probs * np.exp(-(self.lower + start + np.arange(len(probs))) * self.interval)
+        self.upper = np.concatenate([np.cumsum(probs[::-1])[::-1] + self.upper[0], self.upper])
+        self.weighted = np.concatenate([np.cumsum(weights[::-1])[::-1] + self.weighted[0], self.weighted])
+        self.start = start
 
     def delta(self, x: np.ndarray) -> np.ndarray:
-        first = np.clip(np.floor(x / self.interval).astype(np.int64) - self.lower + 1, 0, len(self.upper) - 1)
+        size = len(self.pmf.probs)
+        first = np.clip(np.floor(x / self.interval).astype(np.int64) - self.lower + 1, 0, size)
+        lowest = int(first.min()) if len(first) else size
+        if lowest < self.start:
+            self._extend(lowest)
+        first -= self.start
         with np.errstate(divide="ignore"):  # log 0 = −∞: no finite mass above x, and e^(x − ∞) = 0
             return np.maximum(self.upper[first] - np.exp(x + np.log(self.weighted[first])), 0.0)
 
 
 class _PLDSplit:
-    """PLD on a history's paths, split as path = whole ⊗ rest: the whole-data releases composed once
-    (``whole``) and, per path, the partitioned releases it adds (``rests``, small). A path's δ at ε is
-    δ_path(ε) = P_rest[∞] + Σ_c P_rest(c)·δ_whole(ε − c) (the hockey-stick divergence of a composition,
-    conditioned on the rest's loss), so a budget check costs one convolution of the whole (when a
-    whole-data release is added) and a pass over each path's rest; a path's ε convolves whole and rest."""
+    """PLD on a history's paths, split as path = base ⊗ recent ⊗ own: ``base``, the whole-data releases
+    composed once, with its cumulative tails (``_Tails``) kept; ``recent``, the whole-data releases added
+    since (short); and per path ``own``, the partitioned releases it adds (short). A path's δ at ε is
+    δ_path(ε) = P_J[∞] + Σ_c P_J(c)·δ_base(ε − c) with J = recent ⊗ own (the hockey-stick divergence of a
+    composition, conditioned on J's loss), so a budget check costs passes over the short J's, never over
+    the long base. ``recent`` is folded into ``base`` (one convolution, new tails) once carrying it costs
+    more: when (paths)·len(recent) ≥ len(base)·FOLD_SHARE. A path's ε convolves base and J."""
 
     def __init__(self, accountant: PLDAccountant, whole: Counter[PrivacyEvent]) -> None:
         self.accountant = accountant
-        self.whole = _PLDTally(accountant)
+        self._start(+whole)
+
+    def _start(self, whole: Counter[PrivacyEvent]) -> None:
+        """Every whole-data release in the base (composed at once when first asked), none recent."""
+        self.counts: Counter[PrivacyEvent] = whole  # the whole-data releases, in base or in recent
+        self.base = _PLDTally(self.accountant)
         for setting, count in whole.items():
-            self.whole.update(setting, 0, count)
-        self.rests: dict[Any, tuple[Counter[PrivacyEvent], _PLDTally]] = {}
+            self.base.update(setting, 0, count)
+        self.recent = _PLDTally(self.accountant, bounded=True)
+        self.recent_counts: Counter[PrivacyEvent] = Counter()
+        self.owns: dict[Any, tuple[Counter[PrivacyEvent], _PLDTally]] = {}
         self._tails: dict[str, _Tails] | None = None
+        self._joints: dict[Any, dict[str, _Pmf] | None] = {}
 
     def copy(self) -> _PLDSplit:
         out = object.__new__(_PLDSplit)
-        out.accountant = self.accountant
-        self.whole.settle()  # compose here once, so that both copies share it
-        out.whole = self.whole.copy()  # type: ignore[assignment]
-        out.rests = {}
-        for key, (counts, tally) in self.rests.items():
-            tally.settle()
-            out.rests[key] = (Counter(counts), tally.copy())  # type: ignore[assignment]
-        out._tails = self._tails
+        out.accountant, out.counts = self.accountant, Counter(self.counts)
+        for tally in (self.base, self.recent, *(t for _, t in self.owns.values())):
+            tally.settle()  # compose here once, so that both copies share it
+        out.base, out.recent = self.base.copy(), self.recent.copy()  # type: ignore[assignment]
+        out.recent_counts = Counter(self.recent_counts)
+        out.owns = {key: (Counter(c), t.copy()) for key, (c, t) in self.owns.items()}  # type: ignore[misc]
+        out._tails, out._joints = self._tails, dict(self._joints)
         return out
 
     def update_whole(self, setting: PrivacyEvent, old: int, new: int) -> None:
-        self.whole.update(setting, old, new)
-        self._tails = None
+        if new < old:  # never so as releases are added; recomposed from scratch, to be safe
+            self.counts[setting] = new
+            self._start(+self.counts)
+            self._tails = None
+            self._joints.clear()
+            return
+        self.counts[setting] = new
+        self.recent.update(setting, self.recent_counts[setting], self.recent_counts[setting] + new - old)
+        self.recent_counts[setting] += new - old
+        self._joints.clear()
 
     def sync_rest(self, key: Any, path: _Path, whole: Counter[PrivacyEvent], setting: PrivacyEvent) -> None:
-        """The rest of path ``key`` after ``setting``'s count changed in it (if that rest is kept)."""
-        if key not in self.rests:
+        """Path ``key``'s own releases after ``setting``'s count changed in it (if they are kept)."""
+        self._joints.pop(key, None)
+        if key not in self.owns:
             return
-        counts, tally = self.rests[key]
+        counts, tally = self.owns[key]
         new = path.counts[setting] - whole[setting]
         if new < counts[setting]:  # never so as releases are added; rebuilt when asked, to be safe
-            del self.rests[key]
+            del self.owns[key]
         elif new != counts[setting]:
             tally.update(setting, counts[setting], new)
             counts[setting] = new
 
     def forget_rests(self) -> None:
-        self.rests.clear()
+        self.owns.clear()
+        self._joints.clear()
 
-    def _rest(self, key: Any, path: _Path, whole: Counter[PrivacyEvent]) -> dict[str, _Pmf] | None:
-        if key not in self.rests:
+    def _base(self) -> dict[str, _Pmf] | None:
+        if self.base.sides is None and not self.base.pending:
+            return None
+        return self.base.pmfs()
+
+    def _joint(self, key: Any, path: _Path, whole: Counter[PrivacyEvent]) -> dict[str, _Pmf] | None:
+        """J = recent ⊗ own of path ``key`` (None when both are empty), kept until either changes."""
+        if key in self._joints:
+            return self._joints[key]
+        if key not in self.owns:
             counts = Counter({s: c - whole[s] for s, c in path.counts.items() if c > whole[s]})
-            tally = _PLDTally(self.accountant)
+            tally = _PLDTally(self.accountant, bounded=True)
             for setting, count in counts.items():
                 tally.update(setting, 0, count)
-            self.rests[key] = (counts, tally)
-        counts, tally = self.rests[key]
-        return tally.pmfs() if +counts else None
+            self.owns[key] = (counts, tally)
+        counts, tally = self.owns[key]
+        parts = [t.pmfs() for t, c in ((self.recent, self.recent_counts), (tally, counts)) if +c]
+        joint = None if not parts else parts[0] if len(parts) == 1 else _convolved(*parts)
+        self._joints[key] = joint
+        return joint
 
-    def _whole(self) -> dict[str, _Pmf] | None:
-        if self.whole.sides is None and not self.whole.pending:
-            return None
-        return self.whole.pmfs()
+    def _fold(self, paths: int) -> None:
+        """Fold ``recent`` into ``base`` when passes over the paths' J's carry more than FOLD_SHARE of the
+        base's length (one convolution of the base and new tails cost about one pass over the base)."""
+        if not +self.recent_counts or self.base.sides is None:
+            return
+        recent, base = self.recent.pmfs(), self.base.pmfs()
+        if max(paths, 1) * len(recent["remove"].probs) < FOLD_SHARE * len(base["remove"].probs):
+            return
+        self.base.absorb(self.recent)
+        self.recent = _PLDTally(self.accountant, bounded=True)
+        self.recent_counts = Counter()
+        self._tails = None
+        self._joints.clear()
 
     def epsilon(self, key: Any, path: _Path, whole: Counter[PrivacyEvent], target_delta: float) -> float:
-        """The path's ε at ``target_delta``: whole ⊗ rest composed, then ε of the composition."""
+        """The path's ε at ``target_delta``: base ⊗ J composed, then ε of the composition."""
         interval = self.accountant.interval
-        parts = [p for p in (self._whole(), self._rest(key, path, whole)) if p is not None]
+        parts = [p for p in (self._base(), self._joint(key, path, whole)) if p is not None]
         if len(parts) == 1:
             return max(_epsilon_for_delta(pmf, interval, target_delta) for pmf in parts[0].values())
-        (a, b) = parts
-        out = 0.0
-        for side in sorted(set(a) | set(b)):
-            x, y = a.get(side, a["remove"]), b.get(side, b["remove"])
-            probs = np.clip(signal.oaconvolve(x.probs, y.probs), 0.0, None)
-            infinity = -math.expm1(math.log1p(-x.infinity) + math.log1p(-y.infinity))
-            out = max(
-                out, _epsilon_for_delta(_Pmf(x.lower + y.lower, probs, infinity), interval, target_delta)
-            )
-        return out
+        return max(_epsilon_for_delta(pmf, interval, target_delta) for pmf in _convolved(*parts).values())
 
     def fits(
         self, key: Any, path: _Path, whole: Counter[PrivacyEvent], target_delta: float, limit: float
@@ -456,20 +544,20 @@ class _PLDSplit:
             return None
         interval = self.accountant.interval
         limit = max(limit, 0.0)
-        whole_pmfs, rest = self._whole(), self._rest(key, path, whole)
+        base, joint = self._base(), self._joint(key, path, whole)
         answer: bool | None = True
-        if whole_pmfs is None:
-            deltas = [_delta_for_epsilon(pmf, interval, limit) for pmf in (rest or {}).values()]
+        if base is None:
+            deltas = [_delta_for_epsilon(pmf, interval, limit) for pmf in (joint or {}).values()]
         else:
             if self._tails is None:
-                self._tails = {side: _Tails(pmf, interval) for side, pmf in whole_pmfs.items()}
+                self._tails = {side: _Tails(pmf, interval) for side, pmf in base.items()}
             tails = self._tails
-            if rest is None:
+            if joint is None:
                 deltas = [float(t.delta(np.array([limit]))[0]) for t in tails.values()]
             else:
                 deltas = []
-                for side in sorted(set(tails) | set(rest)):
-                    t, r = tails.get(side, tails["remove"]), rest.get(side, rest["remove"])
+                for side in sorted(set(tails) | set(joint)):
+                    t, r = tails.get(side, tails["remove"]), joint.get(side, joint["remove"])
                     losses = (r.lower + np.arange(len(r.probs))) * interval
                     deltas.append(r.infinity + float(np.dot(r.probs, t.delta(limit - losses))))
         for delta in deltas:
@@ -480,6 +568,17 @@ class _PLDSplit:
             if delta > target_delta * (1.0 - FITS_MARGIN):
                 answer = None
         return answer
+
+
+def _convolved(a: dict[str, _Pmf], b: dict[str, _Pmf]) -> dict[str, _Pmf]:
+    """The composition of two independent parts, per side (a part without an ``add`` side is symmetric)."""
+    out = {}
+    for side in sorted(set(a) | set(b)):
+        x, y = a.get(side, a["remove"]), b.get(side, b["remove"])
+        probs = np.clip(signal.oaconvolve(x.probs, y.probs), 0.0, None)
+        infinity = -math.expm1(math.log1p(-x.infinity) + math.log1p(-y.infinity))
+        out[side] = _Pmf(x.lower + y.lower, probs, infinity)
+    return out
 
 
 _TALLIES: dict[type[Accountant], type[_Tally]] = {
@@ -701,8 +800,12 @@ class _State:
         """PLD's state of this history: kept; first asked of a copy, the origin's (built there and kept
         there for later copies) updated by the releases added since."""
         split = self.pld.get(accountant)
-        if split is not None:
-            return split
+        if split is None:
+            split = self.pld[accountant] = self._pld_from_origin(accountant)
+        split._fold(len(self.paths))
+        return split
+
+    def _pld_from_origin(self, accountant: PLDAccountant) -> _PLDSplit:
         origin = self.origin
         if origin is None or origin.non_private:
             split = _PLDSplit(accountant, self.whole)
@@ -720,7 +823,6 @@ class _State:
                 for key, path in self.paths.items():
                     for setting in changed:
                         split.sync_rest(key, path, self.whole, setting)
-        self.pld[accountant] = split
         return split
 
     def fits(self, accountant: Accountant, target_delta: float, limit: float) -> bool:

@@ -11,6 +11,7 @@ slack every budget comparison already allows), which is the tolerance stated her
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,6 +29,7 @@ from dpdash.accounting import (
     get_accountant,
     running,
 )
+from dpdash.accounting.accountant import Composition
 from dpdash.accounting.registry import ACCOUNTANT_NAMES
 from dpdash.errors import UnsupportedEventError
 
@@ -185,3 +187,119 @@ def test_the_tails_give_the_hockey_stick_divergence_at_every_epsilon() -> None:
     want = np.array([_delta_for_epsilon(pmf, 1e-3, float(x)) for x in xs])
     assert np.all(np.isfinite(got))
     assert got == pytest.approx(want, rel=1e-12, abs=0)
+
+
+def test_the_tails_extend_downwards_as_they_are_asked() -> None:
+    """``_Tails`` sums only the suffix asked so far; asking lower later extends it, with the same δ as
+    asking everything at once (to 1e-12 relative: the sums are associated differently)."""
+    import numpy as np
+
+    from dpdash.accounting.pld import _delta_for_epsilon, _Pmf
+
+    rng = np.random.default_rng(2)
+    probs = rng.random(20_000)
+    probs /= probs.sum()
+    pmf = _Pmf(-5_000, probs, 1e-12)
+    tails = running._Tails(pmf, 1e-3)
+    steps = [np.array([14.9, 20.0]), np.array([14.0]), np.array([3.3, 9.0]), np.array([-4.0, -9.0])]
+    for xs in steps:
+        got = tails.delta(xs)
+        want = np.array([_delta_for_epsilon(pmf, 1e-3, float(x)) for x in xs])
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-300)
+    assert tails.start == 0
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        LaplaceEvent(epsilon=0.2, sensitivity=1.0),
+        LaplaceEvent(epsilon=0.003, sensitivity=2.0),
+        GaussianEvent.from_sigma(sigma=5.0, sensitivity=1.0, delta=1e-9),
+        GeometricEvent(epsilon=0.1, sensitivity=2),
+        PureDPEvent(epsilon=0.05, mechanism="randomized response"),
+        ApproxDPEvent(epsilon=0.1, delta=1e-7),
+    ],
+    ids=lambda s: type(s).__name__,
+)
+def test_log_mgf_bounds_the_exact_log_mgf_and_is_tight(setting: PrivacyEvent) -> None:
+    """``pld.log_mgf`` (a chord bound over blocks of the pmf) is never below log E[e^(±λJ)] computed
+    point by point, and within (λw)²/8 + 1e-12 of it (w = 31, the block width)."""
+    import numpy as np
+    from scipy import special
+
+    from dpdash.accounting.pld import LAMBDAS, _side, log_mgf
+
+    for side in ("remove", "add"):
+        pmf = _side(setting, 1e-4, side)
+        index = pmf.lower + np.arange(len(pmf.probs))
+        nonzero = pmf.probs > 0
+        bounds = log_mgf(setting, 1e-4, side)
+        for row, sign in enumerate((1.0, -1.0)):
+            exact = np.array(
+                [special.logsumexp(sign * lam * index[nonzero], b=pmf.probs[nonzero]) for lam in LAMBDAS]
+            )
+            assert np.all(bounds[row] >= exact - 1e-12 * np.maximum(1.0, np.abs(exact)))
+            slack = (LAMBDAS * 31) ** 2 / 8 + 1e-12 * np.maximum(1.0, np.abs(exact))
+            assert np.all(bounds[row] - exact <= slack)
+
+
+def test_the_chernoff_window_holds_all_but_its_mass() -> None:
+    """Composed exactly (dp_accounting's pmfs, one FFT), 60 varied releases have at most e^log_mass of their
+    mass outside ``chernoff_window`` of their summed ``log_mgf``, on each side; and the window is narrow
+    (within 10 standard deviations of the mean)."""
+    import numpy as np
+
+    from dpdash.accounting.pld import _COMPOSER, _items, chernoff_window, log_mgf
+
+    settings_ = [LaplaceEvent(epsilon=0.01 + 0.003 * i, sensitivity=1.0) for i in range(40)]
+    settings_ += [GaussianEvent.from_sigma(sigma=4.0 + i, sensitivity=1.0, delta=1e-9) for i in range(20)]
+    items = _items(Composition.of(Counter(settings_)))
+    pmf = _COMPOSER.compose(items, 1e-4, "remove")
+    bounds = sum(k * log_mgf(s, 1e-4, "remove") for s, k in items)
+    index = pmf.lower + np.arange(len(pmf.probs))
+    mean = float(np.dot(pmf.probs, index) / pmf.probs.sum())
+    sd = math.sqrt(float(np.dot(pmf.probs, (index - mean) ** 2) / pmf.probs.sum()))
+    for log_mass in (math.log(1e-6), math.log(1e-9)):
+        lo, hi = chernoff_window(bounds, log_mass)
+        assert pmf.probs[index < lo].sum() <= math.exp(log_mass)
+        assert pmf.probs[index > hi].sum() <= math.exp(log_mass)
+        assert mean - 10 * sd < lo < mean < hi < mean + 10 * sd
+
+
+def test_a_long_run_of_single_spends_folds_and_stays_with_the_total_from_scratch(monkeypatch) -> None:
+    """A ledger's run: 240 varied releases (one in ten partitioned), each checked against the budget as it
+    is added. The running PLD folds its recent whole-data releases into the base along the way, and its
+    totals stay within PLD_RTOL of composing everything from scratch."""
+    import random
+
+    rng = random.Random(5)
+    events: list[PrivacyEvent] = []
+    for i in range(240):
+        partition = ("region", rng.choice("NSEW")) if rng.random() < 0.1 else None
+        epsilon = math.exp(rng.uniform(math.log(0.005), math.log(0.2)))
+        if i % 3 == 0:
+            events.append(
+                GaussianEvent.from_sigma(
+                    sigma=rng.uniform(5, 50), sensitivity=1.0, delta=1e-9, partition=partition
+                )
+            )
+        elif i % 3 == 1:
+            events.append(LaplaceEvent(epsilon=epsilon, sensitivity=1.0, partition=partition))
+        else:
+            events.append(GeometricEvent(epsilon=epsilon, sensitivity=1, partition=partition))
+    folds = []
+    absorb = running._PLDTally.absorb
+    monkeypatch.setattr(
+        running._PLDTally, "absorb", lambda self, other: folds.append(1) or absorb(self, other)
+    )
+    accountant = get_accountant("pld")
+    running.clear()
+    for n in range(200, 240):
+        assert running.fits(accountant, events[:n], events[n : n + 1], 1e-6, 1e6)
+    assert folds, "no fold in 40 spends"
+    for delta in (1e-6, 1e-8):  # the module's stated tolerance holds for δ ≥ 1e-8
+        got = running.epsilon(accountant, events[:-1], events[-1:], delta)
+        assert same("pld", got, accountant.epsilon(events, delta))
+    total = accountant.epsilon(events, 1e-6)
+    assert running.fits(accountant, events[:-1], events[-1:], 1e-6, total * (1 + 1e-6))
+    assert not running.fits(accountant, events[:-1], events[-1:], 1e-6, total * (1 - 1e-6))
