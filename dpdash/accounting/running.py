@@ -29,16 +29,19 @@ keeps the states of both, so the same question asked again (the ledger checks a 
 snapshot, before its write lock, and again under it) composes only what was added in between.
 
 PLD is different: it keeps composed loss pmfs (per side: ``remove``, and ``add`` once an asymmetric
-release is in), split as path = whole ⊗ rest: the whole-data releases composed once for every path, and
-each path's partitioned releases apart (``_PLDSplit``). Each starts from ``PLDAccountant``'s own composition
-of its releases; a new release is one convolution with that release's pmf. After either, each tail holding
-at most ``CUT_MASS`` = 1e-17 of mass (as computed) is cut off and counted at the infinite loss (pessimistic,
-as dp_accounting's tail truncation). The budget check asks δ at the budget's ε instead of ε at its δ (the
-same question: δ(ε) is non-increasing): a path's δ(ε) = P_rest[∞] + Σ_c P_rest(c)·δ_whole(ε − c), one pass
-over its rest given the whole's cumulative tails; within a relative ``FITS_MARGIN`` of the target δ it
-computes ε instead. A path's ε convolves whole and rest. The totals differ from composing everything at once
-only by floating-point rounding in the FFTs and by the masses cut (at most 2·``CUT_MASS`` per cut), both
-far below the grid's own rounding (the tests bound the difference).
+release is in), split as path = base ⊗ recent ⊗ own (``_PLDSplit``): the whole-data releases composed once
+(``base``, with its cumulative tails), those added since (``recent``, short), and each path's partitioned
+releases (``own``, short). Each starts from ``PLDAccountant``'s own composition of its releases; a new
+release is one convolution with that release's pmf, and ``recent`` is folded into ``base`` (one convolution)
+once carrying it through every path's check costs more than that. The base's tails are cut where each holds
+at most ``CUT_MASS`` = 1e-17 of mass as computed; the short tallies' where Chernoff's bound, from exact
+per-release log-MGF bounds (``pld.log_mgf``), leaves at most ``BOUND_CUT_MASS`` = 1e-20, however noisy the
+FFTs left them there; the mass cut is counted at the infinite loss (pessimistic, as dp_accounting's tail
+truncation). The budget check asks δ at the budget's ε instead of ε at its δ (the same question: δ(ε) is
+non-increasing): a path's δ(ε) = P_J[∞] + Σ_c P_J(c)·δ_base(ε − c) with J = recent ⊗ own, one pass over J
+given the base's tails; within a relative ``FITS_MARGIN`` of the target δ it computes ε instead. A path's ε
+convolves base and J. The totals differ from composing everything at once only by floating-point rounding
+in the FFTs and by the masses cut, both far below the grid's own rounding (the tests bound the difference).
 """
 
 from __future__ import annotations
