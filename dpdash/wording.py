@@ -50,14 +50,15 @@ def factor(epsilon: float) -> str:
     """
     if not math.isfinite(epsilon):
         return "e^ε = ∞ (no protection can be stated)"
-    value = math.exp(min(epsilon, 700.0))
-    if value < 1000:
-        shown = f"{value:.3g}"
-    elif value < 1e6:
-        shown = f"{value:,.0f}"
-    else:
-        mantissa, exponent = f"{value:.1e}".split("e")
-        shown = f"{mantissa} × 10^{int(exponent)}"
+    if epsilon < math.log(1e6):
+        value = math.exp(epsilon)
+        shown = f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
+    else:  # in log space: e^ε overflows a float from ε ≈ 710
+        exponent = math.floor(epsilon / math.log(10))
+        mantissa = 10 ** (epsilon / math.log(10) - exponent)
+        if round(mantissa, 1) >= 10:
+            mantissa, exponent = mantissa / 10, exponent + 1
+        shown = f"{mantissa:.1f} × 10^{exponent}"
     return f"e^{epsilon:g} ≈ {shown}"
 
 
@@ -180,9 +181,14 @@ def guarantee(
     technical = (
         f"{unit} Guarantee ({kind}): ({epsilon:g}, {delta:g})-differential privacy for {scope}: for every "
         "pair of neighbouring tables x, x′ and every set S of results, "
-        f"Pr[M(x) ∈ S] ≤ e^ε · Pr[M(x′) ∈ S] + δ with ε = {epsilon:g}, δ = {delta:g}. Sensitivities are "
-        "computed for all of one person's rows together, so ε covers a whole person with no "
-        "group-privacy factor."
+        f"Pr[M(x) ∈ S] ≤ e^ε · Pr[M(x′) ∈ S] + δ with ε = {epsilon:g}, δ = {delta:g}. "
+        + (
+            "Sensitivities are computed for one row; k rows of one person are protected only at group "
+            "privacy's (kε, k·e^((k−1)ε)·δ)."
+            if _one_row(facts)
+            else "Sensitivities are computed for all of one person's rows together, so ε covers a whole "
+            "person with no group-privacy factor."
+        )
     )
     if delta > 0:
         technical += (
