@@ -145,7 +145,7 @@ this budget is kept by (at δ = {_number(budget.delta, 2)}).</p>
 </div></div><p></p></div>
 <h2>What was released ({len(groups)})</h2>
 <table><tr><th>#</th><th>release</th><th>released values ± (the confidence of ± is under each)</th></tr>
-{''.join(rows)}</table>
+{"".join(rows)}</table>
 <h2>What this means for a person in the data</h2>
 <p>{_risk_sentence(spent, budget.delta, after="After these releases")}</p>
 {_technical(dataset, entries, totals, words.technical if words else "", spent)}

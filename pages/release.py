@@ -228,8 +228,9 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
         show_guarantee(
             Guarantee(
                 f"{accuracy_words(accuracy.confidence, accuracy.method, len(last.values))} {words.plain}",
-                f"± ({accuracy.method}): {accuracy.definition}. {words.technical} Release record: "
-                f"{last.guarantee}.",
+                f"± ({accuracy.method}): {accuracy.definition}. {words.technical}"
+                + (" By randomized response: also ε-local DP for each person." if "local DP" in last.guarantee
+                   else ""),
             ),
             key="release_last_guarantee",
         )
