@@ -17,7 +17,7 @@ from dpdash.release import Release
 from dpdash.risk import max_detection_rate, posterior_bound
 from dpdash.wording import accuracy_words, guarantee, percent
 
-__all__ = ["plan_report", "stakeholder_report"]
+__all__ = ["figure", "plan_report", "stakeholder_report"]
 
 #: At most this many values of one release are listed; the rest are in its release record.
 MAX_VALUES = 12
@@ -41,11 +41,26 @@ def _number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def figure(value: float, digits: int) -> str:
+    """A number to ``digits`` significant digits, never in e-notation: large ones in whole units.
+
+    >>> figure(11028.4, 4), figure(9999.7, 4), figure(45.857, 4), figure(-1.23456e-7, 4)
+    ('11,028', '10,000', '45.86', '-0.0000001235')
+    """
+    shown = f"{value:.{digits}g}"
+    if not math.isfinite(value) or "e" not in shown:
+        return shown
+    if abs(value) >= 1:
+        return f"{value:,.0f}"
+    decimals = digits - 1 - math.floor(math.log10(abs(value)))
+    return f"{value:.{decimals}f}"
+
+
 def _value(value: object) -> str:
     """A released value: integers in full, other numbers to 6 significant digits, text as it is."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return html.escape(str(value))
-    return str(value) if isinstance(value, int) else f"{value:.6g}"
+    return str(value) if isinstance(value, int) else figure(value, 6)
 
 
 def _risk_sentence(epsilon: float, delta: float, *, after: str) -> str:
@@ -81,7 +96,7 @@ def _values(release: Release) -> str:
         if i == MAX_VALUES:
             items.append(f"<li>… and {len(release.values) - MAX_VALUES} more (in the release record)</li>")
             break
-        width = f" ± {_number(widths[i], 4)}" if i < len(widths) else ""
+        width = f" ± {figure(widths[i], 4)}" if i < len(widths) else ""
         name = f"{html.escape(str(label))}: " if len(release.values) > 1 or label else ""
         items.append(f"<li>{name}<b>{_value(value)}{width}</b></li>")
     means = accuracy_words(release.accuracy.confidence, release.accuracy.method, len(release.values))
@@ -125,7 +140,8 @@ def stakeholder_report(
         rows.append(f"<tr><td class=n>{number}</td><td>{e(name)}<br><span class=note>{e(group[0].mechanism)}"
                     f" · {e(group[0].created_at[:16].replace('T', ' '))} UTC · {cost}</span></td>"
                     f"<td>{what}</td></tr>")  # fmt: skip
-    words = guarantee(facts, spent, budget.delta, scope=f"the {len(groups)} release(s) together",
+    scope = "this release" if len(groups) == 1 else f"the {len(groups)} releases together"
+    words = guarantee(facts, spent, budget.delta, scope=scope,
                       accountant=keeper) if math.isfinite(spent) else None  # fmt: skip
     protected = e(words.plain) if words else "The accountant cannot state a finite total for these releases."
     share = 0.0 if not math.isfinite(spent) else min(1.0, spent / budget.epsilon)
@@ -144,13 +160,20 @@ this budget is kept by (at δ = {_number(budget.delta, 2)}).</p>
 <div class=bar role=img aria-label="{percent(share)} of the budget spent"><div style="width:{share:.1%}">
 </div></div><p></p></div>
 <h2>What was released ({len(groups)})</h2>
-<table><tr><th>#</th><th>release</th><th>released values ± (the confidence of ± is under each)</th></tr>
+<table><tr><th>#</th><th>release</th>
+<th>released values ± margin of error (what ± means is under each)</th></tr>
 {"".join(rows)}</table>
 <h2>What this means for a person in the data</h2>
 <p>{_risk_sentence(spent, budget.delta, after="After these releases")}</p>
 {_technical(dataset, entries, totals, words.technical if words else "", spent)}
 </body></html>
 """
+
+
+def _sentences(text: str) -> str:
+    """A technical paragraph as a list of its sentences (escaped), easier to read than one block."""
+    items = [part if part.endswith(".") else f"{part}." for part in text.split(". ") if part]
+    return "<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in items) + "</ul>"
 
 
 def _technical(
@@ -180,7 +203,7 @@ def _technical(
         for x in entries
     )
     return f"""<details><summary>Technical details</summary>
-<p>{e(exact)}</p>
+{_sentences(exact)}
 <h3>The total under each accountant (ε at δ = {_number(budget.delta, 2)})</h3>
 <p class=note>Accountants are different ways of adding releases up; each total is a valid upper bound on the
 privacy loss of the same releases. The budget is charged only with the total of the accountant chosen when
@@ -231,6 +254,6 @@ the truth (exact for the mechanism's noise).</p>
 <table><tr><th>query</th><th>mechanism</th><th>locked</th><th>ε</th><th>±accuracy</th></tr>{rows}</table>
 <h2>What this means for a person in the data</h2>
 <p>{_risk_sentence(plan.total, budget.delta, after="If the whole plan is released")}</p>
-<details><summary>Technical details</summary><p>{e(words.technical)}</p></details>
+<details><summary>Technical details</summary>{_sentences(words.technical)}</details>
 </body></html>
 """

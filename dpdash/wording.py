@@ -43,7 +43,8 @@ class Guarantee:
 
 
 def factor(epsilon: float) -> str:
-    """e^ε with its value: ``"e^0.5 ≈ 1.65"`` (3 significant digits; whole numbers from 1 000 on).
+    """e^ε with its value: ``"e^0.5 ≈ 1.65"`` (ε to 4 significant digits, as the pages show it; e^ε to 3,
+    whole numbers from 1 000 on).
 
     >>> factor(1.0), factor(10.0), factor(50.0)
     ('e^1 ≈ 2.72', 'e^10 ≈ 22,026', 'e^50 ≈ 5.2 × 10^21')
@@ -59,7 +60,7 @@ def factor(epsilon: float) -> str:
         if round(mantissa, 1) >= 10:
             mantissa, exponent = mantissa / 10, exponent + 1
         shown = f"{mantissa:.1f} × 10^{exponent}"
-    return f"e^{epsilon:g} ≈ {shown}"
+    return f"e^{epsilon:.4g} ≈ {shown}"
 
 
 def delta_words(delta: float) -> str:

@@ -14,7 +14,7 @@ from dpdash.facts import Facts
 from dpdash.mechanisms import Laplace
 from dpdash.queries import Count, Histogram
 from dpdash.release import release
-from dpdash.report import MAX_VALUES, plan_report, stakeholder_report
+from dpdash.report import MAX_VALUES, figure, plan_report, stakeholder_report
 from dpdash.risk import posterior_bound
 from dpdash.wording import guarantee
 
@@ -44,7 +44,7 @@ def test_report_states_budget_remaining_and_risk(tmp_path: Path) -> None:
     assert f"{float(posterior_bound(0.5, 0.75)):.1%}" in visible
     assert "What was released (2)" in visible and "mean age" in visible
     # Who is protected: the plain sentence at the total spent, exactly as the wording helper says it.
-    plain = guarantee(Facts(), 0.75, 1e-6, scope="the 2 release(s) together", accountant="basic").plain
+    plain = guarantee(Facts(), 0.75, 1e-6, scope="the 2 releases together", accountant="basic").plain
     assert plain.replace("'", "&#x27;") in visible
     # Releases made in another session are listed by their cost, never with invented values.
     assert visible.count("Values not kept in this browser session") == 2
@@ -63,9 +63,9 @@ def test_released_values_with_their_half_width_and_confidence(tmp_path: Path) ->
                                   released=released)  # fmt: skip
     visible = _visible(page)
     for label, value, width in zip(made.labels, made.values, made.accuracy.half_widths, strict=True):
-        shown = str(value) if isinstance(value, int) else f"{value:.6g}"
+        shown = str(value) if isinstance(value, int) else figure(value, 6)
         escaped = label.replace("<", "&lt;").replace(">", "&gt;")
-        assert f"{escaped}: <b>{shown} ± {width:.4g}</b>" in visible
+        assert f"{escaped}: <b>{shown} ± {figure(width, 4)}</b>" in visible
     assert "<img" not in page
     count = len(made.values)
     assert f"With probability at least 90%, all {count} released values are within their ±" in visible
