@@ -9,7 +9,7 @@ probability δ", which (ε, δ)-DP does not imply.
 
 >>> from dpdash.facts import Facts
 >>> print(guarantee(Facts(rows_per_person=3, id_column="patient"), 0.5).plain)
-Protects each person (up to 3 rows each, identified by 'patient'): the chance of any result of this \
+Protects each person (up to 3 rows each, identified by “patient”): the chance of any result of this \
 release changes by at most a factor of e^0.5 ≈ 1.65 whether or not any one person's rows are in the table. \
 Rows beyond each person's first 3 and rows without an id are left out of every answer.
 """
@@ -83,7 +83,7 @@ def protected_unit(facts: Facts) -> str:
     if c == 1 and facts.id_column is None:
         return "each row"
     rows = "one row each" if c == 1 else f"up to {c} rows each"
-    who = f", identified by {facts.id_column!r}" if facts.id_column is not None else ""
+    who = f", identified by “{facts.id_column}”" if facts.id_column is not None else ""
     return f"each person ({rows}{who})"
 
 

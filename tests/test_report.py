@@ -152,6 +152,6 @@ def test_plan_report_says_whether_it_fits(tmp_path: Path) -> None:
         "The plan fits: ε = 1 of 1 after the plan" in page
         and "Nothing in this plan has been released" in page
     )
-    assert "Protects each person (one row each, identified by &#x27;pid&#x27;)" in page
+    assert "Protects each person (one row each, identified by “pid”)" in page
     page = _flat(plan_report(ds, over, facts=Facts()))
     assert "does <b>not</b> fit: over the budget by ε = 2" in page

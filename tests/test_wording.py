@@ -49,14 +49,14 @@ def test_per_person_trusted_says_nothing_checks_it() -> None:
 
 def test_per_person_enforced_says_what_truncation_leaves_out() -> None:
     words = guarantee(ENFORCED, 1.0)
-    assert words.plain.startswith("Protects each person (up to 3 rows each, identified by 'patient'): ")
+    assert words.plain.startswith("Protects each person (up to 3 rows each, identified by “patient”): ")
     assert "Rows beyond each person's first 3 and rows without an id are left out of every answer." in (
         words.plain
     )
     assert "as declared" not in words.plain
     assert "enforced by truncation on column 'patient': each id keeps its first 3 rows" in words.technical
     one = guarantee(ENFORCED_ONE, 1.0)
-    assert "one row each, identified by 'patient'" in one.plain and "each person's first row " in one.plain
+    assert "one row each, identified by “patient”" in one.plain and "each person's first row " in one.plain
     assert "keeps its first row in table order" in one.technical
 
 
@@ -82,7 +82,7 @@ def test_delta_is_an_added_chance_never_a_failure_probability(facts: Facts) -> N
 
 def test_without_epsilon_only_who_is_protected() -> None:
     words = guarantee(ENFORCED)
-    assert words.plain.startswith("Protects each person (up to 3 rows each, identified by 'patient'): ")
+    assert words.plain.startswith("Protects each person (up to 3 rows each, identified by “patient”): ")
     assert "e^" not in words.plain and "differential privacy" not in words.technical
     assert "the values of any one row" in guarantee(REPLACE_ROW).plain
 

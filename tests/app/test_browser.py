@@ -110,7 +110,7 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     with page.expect_download() as download:
         page.get_by_role("button", name="Stakeholder report (one-page HTML)").click()
     report = download.value.path().read_text()
-    assert "Releases (2)" in report and "histogram of diabetes" in report
+    assert "What was released (2)" in report and "histogram of diabetes" in report
 
     for path, marker, name in [
         ("budget", "Every accountant, side by side", "budget"),

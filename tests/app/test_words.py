@@ -42,7 +42,7 @@ def test_sidebar_states_who_is_protected_in_plain_words(ledger_path: Path) -> No
     words = guarantee(unit, 1.0, 1e-5, scope="all releases from this table together (its whole budget)",
                       accountant="tightest")  # fmt: skip
     assert f"**Who is protected:** {words.plain}" in text
-    assert "Protects each person (up to 5 rows each, identified by 'person_id')" in text
+    assert "Protects each person (up to 5 rows each, identified by “person_id”)" in text
     assert not [old for old in OLD if old in text] and "one row" not in text
     technical = _plain(at.sidebar.expander[0].markdown)
     assert at.sidebar.expander[0].label == "The exact guarantee (technical)"
@@ -68,7 +68,7 @@ def test_release_page_states_the_guarantee_before_and_after_a_release(ledger_pat
     assert not at.exception and not at.error
     unit = synthetic_patients().facts.unit
     captions = _plain(at.caption)
-    assert "protects each person (up to 5 rows each, identified by 'person_id')" in captions
+    assert "protects each person (up to 5 rows each, identified by “person_id”)" in captions
     before = guarantee(unit, 0.5, 0.0, accountant="tightest")
     assert before.plain in captions and "e^0.5 ≈ 1.65" in before.plain
     assert any(_plain(x.markdown) == before.technical for x in at.expander)
