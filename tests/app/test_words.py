@@ -81,3 +81,27 @@ def test_release_page_states_the_guarantee_before_and_after_a_release(ledger_pat
     assert f"{accuracy} {after.plain}" in captions
     everything = captions + _plain(at.markdown)
     assert not [old for old in OLD if old in everything]
+
+
+def test_home_is_a_short_guide_to_every_page(ledger_path: Path) -> None:
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    guide = " ".join(m.value for m in at.markdown)
+    pages = ("Data", "Datasets", "Query & release", "Budget", "Planner", "What does ε mean?",
+             "Mechanism explorer", "Audit")  # fmt: skip
+    assert [page for page in pages if f"- **{page}**: " not in guide] == []
+    assert "coming next" not in guide and "early version" not in guide
+    assert "**First run for " in guide  # the first-run checklist stays
+
+
+def test_datasets_page_says_who_each_budget_protects(ledger_path: Path) -> None:
+    example = synthetic_patients()
+    with Ledger(ledger_path) as ledger:
+        ledger.add_dataset(name="patients", fingerprint=fingerprint(example.data), budget=Budget(1.0, 1e-5),
+                           accountant="tightest", unit=example.facts.unit)  # fmt: skip
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    at.switch_page("pages/datasets.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value  # the page's one table
+    assert list(table["protects"]) == ["each person (up to 5 rows each, identified by “person_id”)"]
