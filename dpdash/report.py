@@ -73,6 +73,12 @@ def _risk_sentence(epsilon: float, delta: float, *, after: str) -> str:
         f"<b>{float(posterior_bound(0.1, epsilon)):.1%}</b>. The best possible test of whether a person is "
         f"in the data, allowed 1% false alarms, finds at most "
         f"<b>{float(max_detection_rate(0.01, epsilon, delta)):.1%}</b> of the people who are."
+        + (
+            f" (The two “sure” figures use ε alone, the pure-ε bound; with δ = {_number(delta, 2)} they hold "
+            "up to that small extra chance.)"
+            if delta > 0
+            else ""
+        )
     )
 
 

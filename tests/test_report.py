@@ -42,6 +42,7 @@ def test_report_states_budget_remaining_and_risk(tmp_path: Path) -> None:
     assert "Budget remaining: ε = 1.25 of 2.</b> Spent so far: ε = 0.75 (37.5% of the budget)" in visible
     assert "counted by the <b>basic</b> accountant" in visible
     assert f"{float(posterior_bound(0.5, 0.75)):.1%}" in visible
+    assert "use ε alone, the pure-ε bound; with δ = 1e-06 they hold up to that small extra chance" in visible
     assert "What was released (2)" in visible and "mean age" in visible
     # Who is protected: the plain sentence at the total spent, exactly as the wording helper says it.
     plain = guarantee(Facts(), 0.75, 1e-6, scope="the 2 releases together", accountant="basic").plain
@@ -70,7 +71,7 @@ def test_released_values_with_their_half_width_and_confidence(tmp_path: Path) ->
     count = len(made.values)
     assert f"With probability at least 90%, all {count} released values are within their ±" in visible
     assert "Protects each person (up to 2 rows each)" in visible
-    assert "Budget remaining: ε = 0.5 of 1." in visible
+    assert "Budget remaining: ε = 0.5 of 1." in visible and "pure-ε bound" not in visible  # δ = 0
 
 
 def test_a_long_release_lists_its_first_values_and_says_how_many_more(tmp_path: Path) -> None:
