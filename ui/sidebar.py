@@ -45,7 +45,8 @@ def render_sidebar() -> None:
     delta = f", δ = {budget.delta:g}" if budget.delta else ""
     st.markdown(f"**Budget:** ε = {budget.epsilon:g}{delta}")
     st.progress(share, text=f"spent ε = {spent:.4g} · remaining ε = {status.remaining_epsilon:.4g}")
-    st.caption(f"{releases} release(s); spent as counted by the **{md(record.accountant)}** accountant at "
+    st.caption(f"{releases} release{'' if releases == 1 else 's'}; spent as counted by the "
+               f"**{md(record.accountant)}** accountant at "
                f"δ = {budget.delta:g}.")  # fmt: skip
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")

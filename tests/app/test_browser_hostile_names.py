@@ -134,7 +134,7 @@ def test_hostile_names_fetch_nothing_and_show_as_text(page: Page, own_server, be
     page.get_by_role("button", name="Release now").click()
     expect(page.get_by_text("Released · count of rows")).to_be_visible()
     wait_until_idle(page)
-    expect(sidebar).to_contain_text("1 release(s)")
+    expect(sidebar).to_contain_text("1 release;")
 
     _go(page, "Budget")
     expect(page.get_by_text("Every accountant, side by side")).to_be_visible()

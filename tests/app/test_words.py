@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget, Ledger, event_for, fingerprint
 from dpdash.datasets import synthetic_patients
+from dpdash.mechanisms import Laplace
 from dpdash.wording import guarantee
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
@@ -33,11 +34,13 @@ def test_sidebar_states_who_is_protected_in_plain_words(ledger_path: Path) -> No
     example = synthetic_patients()
     unit = example.facts.unit
     with Ledger(ledger_path) as ledger:
-        ledger.add_dataset(name="patients", fingerprint=fingerprint(example.data), budget=Budget(1.0, 1e-5),
-                           accountant="tightest", unit=unit)  # fmt: skip
+        ds = ledger.add_dataset(name="patients", fingerprint=fingerprint(example.data),
+                                budget=Budget(1.0, 1e-5), accountant="tightest", unit=unit)  # fmt: skip
+        ledger.spend(ds, event_for(Laplace(epsilon=0.25, sensitivity=5.0), query="count"))
     at = AppTest.from_file(str(APP), default_timeout=90)
     at.run()
     assert not at.exception
+    assert next(c.value for c in at.sidebar.caption if "release" in c.value).startswith("1 release; spent as")
     text = _plain(at.sidebar.markdown)
     words = guarantee(unit, 1.0, 1e-5, scope="all releases from this table together (its whole budget)",
                       accountant="tightest")  # fmt: skip
