@@ -149,6 +149,8 @@ def stakeholder_report(
     scope = "this release" if len(groups) == 1 else f"the {len(groups)} releases together"
     words = guarantee(facts, spent, budget.delta, scope=scope,
                       accountant=keeper) if math.isfinite(spent) else None  # fmt: skip
+    if not groups:  # nothing released yet: who will be protected, without a factor of e^0
+        words = guarantee(facts)
     protected = e(words.plain) if words else "The accountant cannot state a finite total for these releases."
     share = 0.0 if not math.isfinite(spent) else min(1.0, spent / budget.epsilon)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

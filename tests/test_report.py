@@ -114,6 +114,14 @@ def test_the_accountant_in_force_and_why_the_others_are_not_spent(tmp_path: Path
     assert "Pr[M(x) ∈ S] ≤ e^ε · Pr[M(x′) ∈ S] + δ" in flat
 
 
+def test_a_report_before_any_release(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ds = ledger.add_dataset(name="t", fingerprint="sha256:x", budget=Budget(1.0, 0.0), accountant="basic")
+        page = _visible(stakeholder_report(ds, [], ledger.totals(ds), facts=Facts(rows_per_person=2)))
+    assert "What was released (0)" in page and "Budget remaining: ε = 1 of 1." in page
+    assert guarantee(Facts(rows_per_person=2)).plain.replace("'", "&#x27;") in page and "e^0" not in page
+
+
 def test_a_release_of_several_pieces_counts_once(tmp_path: Path) -> None:
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         ds = ledger.add_dataset(
