@@ -1,5 +1,7 @@
-"""A one-page HTML summary of a table's releases, for stakeholders: what was released, at what ε and δ,
-how the budget adds up under each accountant, and what that means for a person in the data."""
+"""One-page HTML summaries for stakeholders, readable in a minute: what was released (each value with its
+± and the confidence of that ±), who is protected (``dpdash.wording``), and how much budget remains under
+the accountant in force. The technical details (the exact guarantee, every accountant's total and why the
+others are not spent budget, the ledger entries) sit in a ``<details>`` block below."""
 
 from __future__ import annotations
 
@@ -9,16 +11,25 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from dpdash.accounting import Dataset, Entry, Plan, PrivacyTotal
-from dpdash.accounting.releases import release_count
+from dpdash.accounting.releases import group_releases
+from dpdash.facts import Facts
+from dpdash.release import Release
 from dpdash.risk import max_detection_rate, posterior_bound
+from dpdash.wording import accuracy_words, guarantee, percent
 
-__all__ = ["plan_report", "stakeholder_report"]
+__all__ = ["figure", "plan_report", "stakeholder_report"]
+
+#: At most this many values of one release are listed; the rest are in its release record.
+MAX_VALUES = 12
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;max-width:900px;margin:2em auto;color:#1b1f24;line-height:1.45}
-h1{margin-bottom:0}table{border-collapse:collapse;width:100%;margin:1em 0}
-th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left}td.n{text-align:right}
-.note{color:#57606a;font-size:.9em}.box{background:#f3f5f8;padding:1em;border-radius:6px}
+body{font-family:system-ui,sans-serif;max-width:900px;margin:2em auto;padding:0 1em;color:#1b1f24;
+line-height:1.5}h1{margin-bottom:0}table{border-collapse:collapse;width:100%;margin:.5em 0 1em}
+th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+td.n{text-align:right;white-space:nowrap}.note{color:#4b535c;font-size:.92em}
+.box{background:#f3f5f8;padding:.2em 1em;border-radius:6px}.bar{background:#d0d7de;height:14px;
+border-radius:7px;overflow:hidden;max-width:420px}.bar div{background:#0a5bd3;height:100%}
+ul.v{margin:0;padding-left:1.1em}details{margin-top:2em}summary{cursor:pointer;font-weight:600}
 """
 
 
@@ -30,18 +41,72 @@ def _number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def figure(value: float, digits: int) -> str:
+    """A number to ``digits`` significant digits, never in e-notation: large ones in whole units.
+
+    >>> figure(11028.4, 4), figure(9999.7, 4), figure(45.857, 4), figure(-1.23456e-7, 4)
+    ('11,028', '10,000', '45.86', '-0.0000001235')
+    """
+    shown = f"{value:.{digits}g}"
+    if not math.isfinite(value) or "e" not in shown:
+        return shown
+    if abs(value) >= 1:
+        return f"{value:,.0f}"
+    decimals = digits - 1 - math.floor(math.log10(abs(value)))
+    return f"{value:.{decimals}f}"
+
+
+def _value(value: object) -> str:
+    """A released value: integers in full, other numbers to 6 significant digits, text as it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return html.escape(str(value))
+    return str(value) if isinstance(value, int) else figure(value, 6)
+
+
 def _risk_sentence(epsilon: float, delta: float, *, after: str) -> str:
     """The attacker's view of a total (ε, δ), in words (MATH.md "Risk, for people")."""
     if not math.isfinite(epsilon):
         return "The accountant cannot state a finite total for these releases."
     return (
-        f"{after}, an attacker who was 50% sure that a given person is in the data can be at most "
-        f"<b>{float(posterior_bound(0.5, epsilon)):.1%}</b> sure, and one who was 10% sure at most "
-        f"<b>{float(posterior_bound(0.1, epsilon)):.1%}</b> (the pure-ε bound at the total ε = "
-        f"{_number(epsilon)}). The best possible test of whether a person is in the data, allowed 1% "
-        f"false positives, detects at most <b>{float(max_detection_rate(0.01, epsilon, delta)):.1%}</b> "
-        f"of the people who are (ε = {_number(epsilon)}, δ = {_number(delta, 2)})."
+        f"{after}, someone who was 50% sure that a given person is in the data can be at most "
+        f"<b>{float(posterior_bound(0.5, epsilon)):.1%}</b> sure, and someone 10% sure at most "
+        f"<b>{float(posterior_bound(0.1, epsilon)):.1%}</b>. The best possible test of whether a person is "
+        f"in the data, allowed 1% false alarms, finds at most "
+        f"<b>{float(max_detection_rate(0.01, epsilon, delta)):.1%}</b> of the people who are."
+        + (
+            f" (The two “sure” figures use ε alone, the pure-ε bound; with δ = {_number(delta, 2)} they hold "
+            "up to that small extra chance.)"
+            if delta > 0
+            else ""
+        )
     )
+
+
+def _cost(record: Release | None, group: Sequence[Entry]) -> str:
+    """What one release spent: its record's (ε, δ), or its ledger entries' sum (labelled as such)."""
+    if record is not None:
+        epsilon, delta = record.epsilon, record.delta
+    else:
+        epsilon, delta = sum(x.epsilon or 0.0 for x in group), sum(x.delta or 0.0 for x in group)
+    cost = f"ε = {_number(epsilon)}" + (f", δ = {_number(delta, 2)}" if delta else "")
+    if record is not None:
+        return cost
+    return cost if len(group) == 1 else f"{cost} (sum of its {len(group)} ledger entries)"
+
+
+def _values(release: Release) -> str:
+    """The release's values with their ± (at most ``MAX_VALUES``), and what the ± means."""
+    widths = list(release.accuracy.half_widths)
+    items = []
+    for i, (label, value) in enumerate(zip(release.labels, release.values, strict=False)):
+        if i == MAX_VALUES:
+            items.append(f"<li>… and {len(release.values) - MAX_VALUES} more (in the release record)</li>")
+            break
+        width = f" ± {figure(widths[i], 4)}" if i < len(widths) else ""
+        name = f"{html.escape(str(label))}: " if len(release.values) > 1 or label else ""
+        items.append(f"<li>{name}<b>{_value(value)}{width}</b></li>")
+    means = accuracy_words(release.accuracy.confidence, release.accuracy.method, len(release.values))
+    return f"<ul class=v>{''.join(items)}</ul><span class=note>{html.escape(means)}</span>"
 
 
 def stakeholder_report(
@@ -49,61 +114,119 @@ def stakeholder_report(
     entries: Sequence[Entry],
     totals: Mapping[str, PrivacyTotal | None],
     *,
-    unit_of_privacy: str,
+    facts: Facts,
+    released: Mapping[str, Release] | None = None,
 ) -> str:
     """The report as a self-contained HTML page (no scripts, no external resources; every text escaped).
 
-    The risk statement uses the dataset's own accountant's total ε: an attacker who is 50% (10%) sure a
-    person is in the data before the releases can be at most e^ε·p/(1 − p + e^ε·p) sure after them, and
-    a membership test with 1% false positives detects at most min(e^ε·0.01 + δ, 1 − e^(−ε)(0.99 − δ)).
+    Args:
+        dataset, entries, totals: the ledger's record, its entries and ``Ledger.totals``.
+        facts: the unit of privacy the budget protects.
+        released: release records by ledger entry uid (``ui.released``); a release not found there is
+            listed by its cost, with a note that its values are in its own release record.
+
+    "Spent" is the total under the dataset's own accountant at the budget's δ; the risk statement uses
+    it: an attacker p sure before is at most e^ε·p/(1 − p + e^ε·p) sure after, and a membership test with
+    1% false positives detects at most min(e^ε·0.01 + δ, 1 − e^(−ε)(0.99 − δ)).
     """
-    e = html.escape
-    budget = dataset.budget
-    keeper = totals.get(dataset.accountant)
-    spent = keeper.epsilon if keeper is not None else math.inf
-    rows = "".join(
-        f"<tr><td>{e(entry.created_at[:19].replace('T', ' '))}</td><td>{e(entry.query)}</td>"
-        f"<td>{e(entry.mechanism)}</td><td class=n>{_number(entry.epsilon)}</td>"
-        f"<td class=n>{_number(entry.delta, 2)}</td></tr>"
-        for entry in entries
-    )
-    accountant_rows = "".join(
-        f"<tr><td>{e(name)}{' (this budget’s accountant)' if name == dataset.accountant else ''}</td>"
-        f"<td class=n>{_number(total.epsilon if total else None)}</td></tr>"
-        for name, total in totals.items()
-    )
-    risk = _risk_sentence(spent, budget.delta, after="After these releases")
-    count = release_count(entries)
-    pieces = (
-        f"<p class=note>Recorded as {len(entries)} ledger entries: a mean, for example, is released as two "
-        "noisy pieces (a sum and a count), each an entry below.</p>"
-        if len(entries) != count
-        else ""
-    )
+    e, released = html.escape, released or {}
+    budget, keeper = dataset.budget, dataset.accountant
+    total = totals.get(keeper)
+    spent = total.epsilon if total is not None else math.inf
+    remaining = max(0.0, budget.epsilon - spent)
+    groups = group_releases(entries)
+    rows = []
+    for number, group in enumerate(groups, start=1):
+        record = released.get(group[0].uid)
+        cost = _cost(record, group)
+        what = _values(record) if record is not None else (
+            "<span class=note>Values not kept in this browser session: see that release's own record.</span>"
+        )  # fmt: skip
+        name = record.query_name if record is not None else group[0].query
+        rows.append(f"<tr><td class=n>{number}</td><td>{e(name)}<br><span class=note>{e(group[0].mechanism)}"
+                    f" · {e(group[0].created_at[:16].replace('T', ' '))} UTC · {cost}</span></td>"
+                    f"<td>{what}</td></tr>")  # fmt: skip
+    scope = "this release" if len(groups) == 1 else f"the {len(groups)} releases together"
+    words = guarantee(facts, spent, budget.delta, scope=scope,
+                      accountant=keeper) if math.isfinite(spent) else None  # fmt: skip
+    if not groups:  # nothing released yet: who will be protected, without a factor of e^0
+        words = guarantee(facts)
+    protected = e(words.plain) if words else "The accountant cannot state a finite total for these releases."
+    share = 0.0 if not math.isfinite(spent) else min(1.0, spent / budget.epsilon)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Privacy report: {e(dataset.name)}</title>
 <style>{_STYLE}</style></head><body>
 <h1>Privacy report: {e(dataset.name)}</h1>
-<p class=note>Generated by dpdash on {e(generated)}. Table fingerprint {e(dataset.fingerprint)}.</p>
-<div class=box><p><b>Budget:</b> ε = {_number(budget.epsilon)}, δ = {_number(budget.delta, 2)} in total,
-kept by the <b>{e(dataset.accountant)}</b> accountant. <b>Spent:</b> ε = {_number(spent)} at δ =
-{_number(budget.delta, 2)}; <b>remaining:</b> ε = {_number(max(0.0, budget.epsilon - spent))}.</p>
-<p><b>Who is protected:</b> {e(unit_of_privacy)}.</p></div>
-<h2>What this means for a person in the data</h2><p>{risk}</p>
-<h2>Releases ({count})</h2>{pieces}
-<table><tr><th>time (UTC)</th><th>query</th><th>mechanism</th><th>ε</th><th>δ</th></tr>{rows}</table>
-<h2>The total under each accountant</h2>
-<p class=note>Each total is the ε at δ = {_number(budget.delta, 2)} for all releases together; accountants
-differ in how tightly they add releases up, and every one of them is a valid guarantee.</p>
-<table><tr><th>accountant</th><th>total ε</th></tr>{accountant_rows}</table>
-<p class=note>The released values and their accuracy are in each release's record; true values never
-leave the data owner.</p>
+<p class=note>Made by dpdash on {e(generated)}. Every number below was released with random noise added
+to protect the people in the data; the true values are never shown.</p>
+<div class=box>
+<p><b>Who is protected.</b> {protected}</p>
+<p><b>Budget remaining: ε = {_number(remaining)} of {_number(budget.epsilon)}.</b> Spent so far: ε =
+{_number(spent)} ({percent(share)} of the budget), as counted by the <b>{e(keeper)}</b> accountant, the one
+this budget is kept by (at δ = {_number(budget.delta, 2)}).</p>
+<div class=bar role=img aria-label="{percent(share)} of the budget spent"><div style="width:{share:.1%}">
+</div></div><p></p></div>
+<h2>What was released ({len(groups)})</h2>
+<table><tr><th>#</th><th>release</th>
+<th>released values ± margin of error (what ± means is under each)</th></tr>
+{"".join(rows)}</table>
+<h2>What this means for a person in the data</h2>
+<p>{_risk_sentence(spent, budget.delta, after="After these releases")}</p>
+{_technical(dataset, entries, totals, words.technical if words else "", spent)}
 </body></html>
 """
 
 
-def plan_report(dataset: Dataset, plan: Plan, *, unit_of_privacy: str) -> str:
+def _sentences(text: str) -> str:
+    """A technical paragraph as a list of its sentences (escaped), easier to read than one block."""
+    items = [part if part.endswith(".") else f"{part}." for part in text.split(". ") if part]
+    return "<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in items) + "</ul>"
+
+
+def _technical(
+    dataset: Dataset, entries: Sequence[Entry], totals: Mapping[str, PrivacyTotal | None], exact: str,
+    spent: float,
+) -> str:  # fmt: skip
+    """The ``<details>`` block: the exact guarantee, every accountant's total, the ledger entries."""
+    e, keeper, budget = html.escape, dataset.accountant, dataset.budget
+
+    def verdict(name: str, total: PrivacyTotal | None) -> str:
+        if name == keeper:
+            return "in force: this is the budget spent"
+        if total is None:
+            return "cannot add up one of these releases"
+        if total.epsilon > spent:
+            return "a looser (larger) bound on the same releases; not spent budget"
+        return "a bound at least as tight; not used for this budget"
+
+    accountants = "".join(
+        f"<tr><td>{e(name)}</td><td class=n>{_number(t.epsilon if t else None)}</td><td>{verdict(name, t)}"
+        "</td></tr>"
+        for name, t in totals.items()
+    )
+    ledger_rows = "".join(
+        f"<tr><td>{e(x.created_at[:19].replace('T', ' '))}</td><td>{e(x.query)}</td><td>{e(x.mechanism)}</td>"
+        f"<td class=n>{_number(x.epsilon)}</td><td class=n>{_number(x.delta, 2)}</td></tr>"
+        for x in entries
+    )
+    return f"""<details><summary>Technical details</summary>
+{_sentences(exact)}
+<h3>The total under each accountant (ε at δ = {_number(budget.delta, 2)})</h3>
+<p class=note>Accountants are different ways of adding releases up; each total is a valid upper bound on the
+privacy loss of the same releases. The budget is charged only with the total of the accountant chosen when
+it was set, <b>{e(keeper)}</b>. A larger total elsewhere (zCDP, for example, converts through a lossy
+bound) is a looser statement about the same releases, not budget spent; a smaller one gives no budget
+back.</p>
+<table><tr><th>accountant</th><th>total ε</th><th>what it is</th></tr>{accountants}</table>
+<h3>Ledger entries ({len(entries)})</h3>
+<p class=note>A release of several noisy pieces (a mean: a sum and a count) is one entry per piece.
+Table fingerprint {e(dataset.fingerprint)}.</p>
+<table><tr><th>time (UTC)</th><th>query</th><th>mechanism</th><th>ε</th><th>δ</th></tr>{ledger_rows}</table>
+</details>"""
+
+
+def plan_report(dataset: Dataset, plan: Plan, *, facts: Facts) -> str:
     """A one-page HTML summary of a release plan (nothing released yet): each planned release with its
     ε and ±accuracy, the total after the plan under the dataset's accountant, and the risk at that total."""
     e = html.escape
@@ -120,20 +243,25 @@ def plan_report(dataset: Dataset, plan: Plan, *, unit_of_privacy: str) -> str:
         else f"does <b>not</b> fit: over the budget by ε = {_number(plan.over_by)}"
     )
     confidence = plan.releases[0].query.confidence if plan.releases else 0.95
+    words = guarantee(facts)
+    if math.isfinite(plan.total):
+        words = guarantee(facts, plan.total, budget.delta, scope="the planned releases together",
+                          accountant=plan.accountant)  # fmt: skip
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Release plan: {e(dataset.name)}</title>
 <style>{_STYLE}</style></head><body>
 <h1>Release plan: {e(dataset.name)}</h1>
-<p class=note>Generated by dpdash on {e(generated)}. Nothing in this plan has been released.</p>
+<p class=note>Made by dpdash on {e(generated)}. Nothing in this plan has been released.</p>
 <div class=box><p><b>Budget:</b> ε = {_number(budget.epsilon)}, δ = {_number(budget.delta, 2)}, kept by the
 <b>{e(plan.accountant)}</b> accountant; ε = {_number(plan.spent)} already spent. The plan {verdict}.</p>
-<p><b>Who is protected:</b> {e(unit_of_privacy)}.</p></div>
+<p><b>Who is protected.</b> {e(words.plain)}</p></div>
 <h2>Planned releases</h2>
-<p class=note>±accuracy: with probability {confidence:g}, all answers of a release are within ±a of the
-truth (exact for the mechanism's noise).</p>
+<p class=note>±accuracy: with probability {percent(confidence)}, all answers of a release are within ±a of
+the truth (exact for the mechanism's noise).</p>
 <table><tr><th>query</th><th>mechanism</th><th>locked</th><th>ε</th><th>±accuracy</th></tr>{rows}</table>
 <h2>What this means for a person in the data</h2>
 <p>{_risk_sentence(plan.total, budget.delta, after="If the whole plan is released")}</p>
+<details><summary>Technical details</summary>{_sentences(words.technical)}</details>
 </body></html>
 """

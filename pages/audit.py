@@ -19,6 +19,7 @@ from dpdash.mechanisms import (
     Staircase,
 )
 from dpdash.queries import Count, Mean, Quantile, Sum
+from dpdash.wording import guarantee
 from ui.audit import (
     BROKEN,
     MAX_TRIALS,
@@ -32,7 +33,7 @@ from ui.audit import (
 )
 from ui.charts import audit_histograms, audit_progress
 from ui.state import active_table
-from ui.text import md
+from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control
 
 QUERY_KINDS = ("Count of rows", "Sum of a column", "Mean of a column", "Median of a column")
@@ -105,8 +106,8 @@ try:
         table = active_table()
         facts = table.facts
         with left:
-            st.caption(f"Table: **{md(table.name)}** · {_n(len(table.data))} rows · unit of privacy: "
-                       f"{md(facts.unit.describe())}")  # fmt: skip
+            show_guarantee(guarantee(facts.unit), key="audit_guarantee",
+                           lead=f"Table: **{md(table.name)}** · {_n(len(table.data))} rows. ")  # fmt: skip
             kind = st.selectbox("Query", QUERY_KINDS, key="audit_query")
             if kind != "Count of rows" and not facts.bounds:
                 st.warning(

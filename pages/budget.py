@@ -8,9 +8,11 @@ import streamlit as st
 from dpdash.accounting.releases import group_releases
 from dpdash.errors import DPDashError
 from dpdash.report import stakeholder_report
+from dpdash.wording import guarantee
 from ui.charts import budget_gauge, cumulative_budget_figure
+from ui.released import released_values
 from ui.state import active_table, ledger, ledger_session, registered
-from ui.text import md
+from ui.text import md, show_guarantee
 
 st.title("Budget")
 table = active_table()
@@ -30,9 +32,11 @@ entries = ledger().entries(record)
 delta_text = f", δ = {budget.delta:g}" if budget.delta else ""
 st.markdown(
     f"Budget ε = {budget.epsilon:g}{delta_text}, kept by the **{md(keeper)}** accountant: every total "
-    f"below is the ε at δ = {budget.delta:g} for the releases so far (unit of privacy: "
-    f"{md(table.facts.unit.describe())})."
+    f"below is the ε at δ = {budget.delta:g} for the releases so far."
 )
+whole = "all releases from this table together (its whole budget)"
+show_guarantee(guarantee(table.facts.unit, budget.epsilon, budget.delta, scope=whole, accountant=keeper),
+               key="budget_guarantee")  # fmt: skip
 gauge, facts = st.columns([2, 3])
 with gauge:
     st.plotly_chart(budget_gauge(status.spent.epsilon, budget.epsilon, keeper), key="budget_gauge")
@@ -98,7 +102,7 @@ left.download_button(
 )
 left.download_button(
     "Stakeholder report (one-page HTML)",
-    stakeholder_report(record, entries, base_totals, unit_of_privacy=table.facts.unit.describe()),
+    stakeholder_report(record, entries, base_totals, facts=table.facts.unit, released=released_values()),
     file_name="dpdash-privacy-report.html", mime="text/html", key="budget_report",
 )  # fmt: skip
 upload = right.file_uploader("Import a ledger export (JSON)", type=["json"], key="budget_import")

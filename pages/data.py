@@ -17,8 +17,8 @@ from dpdash.loading import (
     column_types,
     load_table,
 )
+from dpdash.wording import guarantee, protected_unit, relation_choice
 from ui.facts_editor import read_bounds, read_categories
-from ui.sidebar import unit_of_privacy
 from ui.state import (
     DEFAULT_EXAMPLE,
     aligned_table,
@@ -34,7 +34,7 @@ from ui.state import (
     workspace,
     workspace_notices,
 )
-from ui.text import md
+from ui.text import md, show_guarantee
 
 TIERS = {
     "Would not harm if disclosed: ε = 1, δ = 1e-5": (1.0, 1e-5),
@@ -200,13 +200,13 @@ with st.form(f"data_facts_{key}"):
     relation = right.radio(
         "Neighbouring tables", [n.value for n in Neighbours],
         index=[n.value for n in Neighbours].index(unit.neighbours.value),
-        format_func=lambda v: Neighbours(v).description, key=f"data_neighbours_{key}",
+        format_func=lambda v: relation_choice(Neighbours(v)), key=f"data_neighbours_{key}",
         disabled=locked is not None,
     )  # fmt: skip
     if locked is not None:
         st.caption(
             f":material/lock: The unit of privacy is locked: this table's budget was set for "
-            f"**{md(unit_of_privacy(with_unit(facts, locked.unit)))}** (recorded in the ledger "
+            f"**{md(protected_unit(locked.unit))}** (recorded in the ledger "
             f"{locked.recorded_at[:19].replace('T', ' ')} UTC). A release under another unit would weaken or "
             "change what the budget guarantees, so it is refused. Bounds and categories can still be changed."
         )
@@ -237,7 +237,7 @@ with st.form(f"data_facts_{key}"):
             st.rerun()
 if st.session_state.pop("data_facts_saved", False):
     st.success("Saved. Queries now use these facts.", icon=":material/check:")
-st.caption(f"Unit of privacy: {md(unit_of_privacy(table.facts))}. {md(table.facts.unit.describe())}.")
+show_guarantee(guarantee(table.facts.unit), lead="**Who is protected:** ", key="data_guarantee")
 
 # ---- budget -------------------------------------------------------------------------------------------
 st.subheader("3. Set the privacy budget")
@@ -259,8 +259,8 @@ if record is not None:
     if locked is None:
         st.warning(
             "This budget was set before dpdash recorded the unit of privacy with it, so releases are not "
-            f"checked against one. Lock the current unit (**{md(unit_of_privacy(table.facts))}**) to make "
-            "every later release use it.",
+            f"checked against one. Lock the current unit (**{md(protected_unit(table.facts.unit))}**) to "
+            "make every later release use it.",
             icon=":material/lock_open:",
         )
         if st.button("Lock this unit of privacy", key="data_lock_unit"):
@@ -337,9 +337,12 @@ if pending is not None and pending[0] == table.identity:
         st.markdown(
             f"**Set the budget of {md(table.name)} to ε = {pending_epsilon:g}, δ = {pending_delta:g}** under "
             f"the **{md(pending_accountant)}** accountant, and lock its unit of privacy: "
-            f"**{md(unit_of_privacy(facts))}** ({md(facts.unit.describe())}). Neither can be changed later; "
-            "every release from this table (and its versions) will spend this budget under this unit."
+            f"**{md(protected_unit(facts.unit))}**. Neither can be changed later; every release from this "
+            "table (and its versions) will spend this budget under this unit."
         )
+        show_guarantee(guarantee(facts.unit, pending_epsilon, pending_delta, accountant=pending_accountant,
+                                 scope="all releases from this table together (its whole budget)"),
+                       key="data_pending_guarantee")  # fmt: skip
         if unsaved:
             st.warning("The unit-of-privacy controls above have changes that are not saved: the saved unit "
                        "(stated here) is the one that will be locked. Cancel and save the facts first to use "

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpdash.errors import DPDashError
+from dpdash.wording import protected_unit
 from ui.state import active_table, example_identities, ledger, restore, use_example, workspace
 from ui.text import md
 
@@ -31,6 +32,7 @@ try:
             "name": record.name,
             "fingerprint": record.fingerprint.split(":")[-1][:12],
             "rows": None if unit is None or unit.rows is None else unit.rows,
+            "protects": "(not recorded)" if unit is None else protected_unit(unit.unit),
             "budget ε": record.budget.epsilon,
             "δ": record.budget.delta,
             "spent ε": status.spent.epsilon,
@@ -54,9 +56,11 @@ if not rows:
     st.stop()
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="datasets_table", width="stretch")
 st.caption(
-    "Spent is the total under each dataset's own accountant at its budget's δ. 'Table kept' says whether the "
-    "table can be opened from here (an upload kept in the workspace, or a built-in example); another one has "
-    "to be uploaded again on the Data page, where its content finds its budget."
+    "**protects**: who each budget protects, as locked with it (the Data page states the full guarantee). "
+    "**spent ε**: the total of its releases as counted by that dataset's own accountant, at its budget's δ. "
+    "**table kept**: whether the table can be opened from here (an upload kept in the workspace, or a "
+    "built-in example); another one has to be uploaded again on the Data page, where its content finds its "
+    "budget."
 )
 if choices:
     left, right = st.columns([3, 1])

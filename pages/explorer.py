@@ -7,7 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from dpdash import comparison
+from dpdash.facts import Facts
+from dpdash.wording import guarantee
 from ui.charts import accuracy_curve_figure, noise_figure
+from ui.text import show_guarantee
 from ui.widgets import EPSILON_STOPS, delta_control, epsilon_control
 
 st.title("Mechanism explorer")
@@ -61,10 +64,9 @@ with settings:
         key="explorer_confidence",
     )  # fmt: skip
 
-st.caption(
-    "ε protects one *unit of privacy*: the neighbour relation behind your sensitivities — by default, "
-    "adding or removing one record (use a person's total contribution if a person has several records)."
-)
+show_guarantee(guarantee(Facts(), epsilon, delta, scope="each mechanism here", caveat=False), key="explorer_"
+               "guarantee", lead="Sensitivities as entered, for one row (enter a person's whole contribution "
+               "to protect people with several rows). ")  # fmt: skip
 
 if epsilon is None:
     st.stop()

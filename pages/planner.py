@@ -250,7 +250,7 @@ if combined is not None:
 
 st.download_button(
     "Stakeholder report of this plan (HTML)",
-    plan_report(record, plan, unit_of_privacy=table.facts.unit.describe()),
+    plan_report(record, plan, facts=table.facts.unit),
     file_name="dpdash-release-plan.html",
     mime="text/html",
     key="planner_report",

@@ -8,6 +8,7 @@ import streamlit as st
 from dpdash.accounting import event_for, get_accountant, running
 from dpdash.errors import DPDashError
 from dpdash.export import release_csv, release_script
+from dpdash.facts import Facts
 from dpdash.mechanisms import (
     DiscreteGaussian,
     ExponentialMechanism,
@@ -20,11 +21,13 @@ from dpdash.mechanisms import (
 )
 from dpdash.queries import SelectionQuery
 from dpdash.release import Release, calibrate, release
+from dpdash.wording import Guarantee, accuracy_words, guarantee, protected_unit
 from ui.checklist import mark_previewed
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
+from ui.released import remember_release
 from ui.state import active_table, evaluate, ledger, ledger_session, registered
-from ui.text import md
+from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 
 MECHANISMS = {
@@ -49,8 +52,8 @@ LOW_REMAINING = 0.05
 st.title("Query & release")
 table = active_table()
 st.caption(
-    f"Table: **{md(table.name)}** · {len(table.data):,} rows · unit of privacy: "
-    f"{md(table.facts.unit.describe())}"
+    f"Table: **{md(table.name)}** · {len(table.data):,} rows · protects "
+    f"{md(protected_unit(table.facts.unit))}"
 )
 
 left, right = st.columns([1, 1], gap="large")
@@ -150,6 +153,9 @@ st.markdown(
     f"Spent so far ε = {spent_now:.4g} of {record.budget.epsilon:g}; this release would bring it to "
     f"**{spent_after:.4g}** ({md(record.accountant)} accountant)."
 )
+show_guarantee(
+    guarantee(table.facts.unit, epsilon, delta, accountant=record.accountant), key="release_guarantee"
+)
 low = fits and remaining_after < LOW_REMAINING * record.budget.epsilon
 if low:
     st.warning(
@@ -200,11 +206,12 @@ else:
                     postprocess=steps,
                     identity=table.identity,
                 )
-                ledger().spend_release(record, result, session=ledger_session())  # committed before shown
+                spent = ledger().spend_release(record, result, session=ledger_session())  # committed first
             except DPDashError as error:
                 st.error(f"Not released: {md(error)}", icon=":material/block:")
             else:
                 st.session_state[_LAST] = result
+                remember_release(result, spent)  # the values, for the stakeholder report
                 st.session_state[_LAST_REQUEST] = request
                 st.session_state[_LAST_SOURCE] = (table.name, table.coercions, table.lossy)
                 st.rerun()
@@ -216,7 +223,17 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
             f"#### :material/verified: Released · {md(last.query_name)} · {md(last.mechanism)} · "
             f"ε = {last.epsilon:g}"
         )
-        st.caption(f"{md(last.accuracy.definition)}. {md(last.guarantee)}")
+        accuracy, words = last.accuracy, guarantee(Facts.from_dict(last.query.get("facts", {})), last.epsilon,
+                                                   last.delta)  # fmt: skip
+        show_guarantee(
+            Guarantee(
+                f"{accuracy_words(accuracy.confidence, accuracy.method, len(last.values))} {words.plain}",
+                f"± ({accuracy.method}): {accuracy.definition}. {words.technical}"
+                + (" By randomized response: also ε-local DP for each person." if "local DP" in last.guarantee
+                   else ""),
+            ),
+            key="release_last_guarantee",
+        )
         widths = list(last.accuracy.half_widths) + [None] * (
             len(last.values) - len(last.accuracy.half_widths)
         )

@@ -12,17 +12,16 @@ import streamlit as st
 from dpdash import risk
 from dpdash.errors import DPDashError
 from dpdash.mechanisms import Laplace
+from dpdash.wording import guarantee
 from ui.charts import icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
 from ui.state import active_table, ledger, registered
-from ui.text import md
+from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control
 
 st.title("What does ε mean?")
-st.caption(
-    "Differential privacy limits what anyone can learn about one person from a release, whatever else "
-    "they know. These pictures turn ε into the attacker's odds. ε here protects one unit of privacy: "
-    "a record, or a person with all their records when rows per person are bounded."
-)
+show_guarantee(guarantee(active_table().facts.unit), key="risk_guarantee", lead="Differential privacy "
+               "limits what anyone can learn about one person from a release, whatever else they know. These "
+               "pictures turn ε into the attacker's odds. For the active table: ")  # fmt: skip
 
 left, right = st.columns([3, 2], gap="large")
 with left:

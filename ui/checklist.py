@@ -13,6 +13,7 @@ import streamlit as st
 from dpdash.accounting.releases import release_count
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
+from dpdash.wording import protected_unit
 from ui.state import ActiveTable, ledger, registered
 from ui.text import md
 
@@ -44,7 +45,7 @@ def steps(table: ActiveTable) -> list[Step]:
     declared_unit = unit != Facts() or record is not None
     status = None if record is None else ledger().status(record)
     releases = 0 if record is None else release_count(ledger().entries(record))
-    shape = "each row is one person" if unit == Facts() else f"{unit.describe()}"
+    shape = f"protects {protected_unit(unit)}"
     return [
         Step("Load a table", True, f"{table.name} ({table.source})", "pages/data.py", "Data"),
         Step(

@@ -1,4 +1,4 @@
-"""The sidebar every page shows: the table, its unit of privacy, and its budget from the ledger."""
+"""The sidebar every page shows: the table, who is protected (in plain words), and its budget."""
 
 from __future__ import annotations
 
@@ -9,41 +9,35 @@ import streamlit as st
 # waits until the other thread has finished importing the package (Python's per-module import lock).
 import dpdash  # noqa: F401
 from dpdash.accounting.releases import release_count
-from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
+from dpdash.wording import guarantee
 from ui.state import active_table, aligned_table, budget_status, ledger, registered
-from ui.text import md
+from ui.text import md, show_guarantee
 
-
-def unit_of_privacy(facts: PublicFacts) -> str:
-    """Short words for the protected unit: "one row" or "one person (≤ 5 rows, by person_id)"."""
-    unit = facts.unit
-    if unit.id_column is None and unit.rows_per_person == 1:
-        return "one row"
-    rows = f"≤ {unit.rows_per_person} row{'s' if unit.rows_per_person > 1 else ''}"
-    how = f"by {unit.id_column}" if unit.id_column else "declared, not enforced"
-    return f"one person ({rows}, {how})"
+#: What the sidebar's guarantee covers: the budget caps everything released from the table.
+_SCOPE = "all releases from this table together (its whole budget)"
 
 
 def render_sidebar() -> None:
-    """Dataset, unit of privacy and budget; a broken ledger is a message here, never a traceback."""
+    """Dataset, who is protected, and budget; a broken ledger is a message here, never a traceback."""
     try:
         # The locked unit of privacy (recorded with the budget) is the one every page and query uses.
         table, _ = aligned_table()
     except DPDashError:
         table = active_table()  # the ledger's problem is shown below
     st.markdown(f"**Data:** {md(table.name)}  \n{len(table.data):,} rows × {table.data.shape[1]} columns")
-    relation = table.facts.unit.neighbours.description
-    st.markdown(f"**Unit of privacy:** {md(unit_of_privacy(table.facts))}  \n*Neighbours:* {relation}")
+    unit = table.facts.unit
     try:
         status = budget_status(table)
         record = registered(table)
         # Releases as people count them: a mean's sum and count pieces are two entries, one release.
         releases = None if record is None else release_count(ledger().entries(record))
     except DPDashError as error:
+        show_guarantee(guarantee(unit), lead="**Who is protected:** ", key="sidebar_guarantee", caption=False)
         st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
         return
     if status is None or record is None:
+        show_guarantee(guarantee(unit), lead="**Who is protected:** ", key="sidebar_guarantee", caption=False)
         st.info("No budget set for this table yet: set one on the **Data** page.", icon=":material/info:")
         return
     budget, spent = status.budget, status.spent.epsilon
@@ -51,7 +45,10 @@ def render_sidebar() -> None:
     delta = f", δ = {budget.delta:g}" if budget.delta else ""
     st.markdown(f"**Budget:** ε = {budget.epsilon:g}{delta}")
     st.progress(share, text=f"spent ε = {spent:.4g} · remaining ε = {status.remaining_epsilon:.4g}")
-    st.caption(f"{releases} release(s); totals under the **{md(record.accountant)}** accountant at δ = "
-               f"{budget.delta:g}.")  # fmt: skip
+    st.caption(f"{releases} release{'' if releases == 1 else 's'}; spent as counted by the "
+               f"**{md(record.accountant)}** accountant at "
+               f"δ = {budget.delta:g}.")  # fmt: skip
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")
+    words = guarantee(unit, budget.epsilon, budget.delta, scope=_SCOPE, accountant=record.accountant)
+    show_guarantee(words, lead="**Who is protected:** ", key="sidebar_guarantee", caption=False)

@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["md"]
+import streamlit as st
+
+from dpdash.wording import Guarantee
+
+__all__ = ["md", "show_guarantee"]
 
 # Every ASCII punctuation character (CommonMark's escapable set): ! " # $ % & ' ( ) * + , - . / : ; < = > ?
 # @ [ \ ] ^ _ ` { | } ~
@@ -40,3 +44,17 @@ def md(text: object) -> str:
     """
     text = _AUTOLINK.sub(_WORD_JOINER, _LINE_BREAKS.sub(" ", str(text)))
     return _PUNCTUATION.sub(r"\\\1", text)
+
+
+def show_guarantee(guarantee: Guarantee, *, lead: str = "", key: str, caption: bool = True) -> None:
+    """The guarantee's plain sentence (after ``lead``, Markdown) and, one click away, its technical form.
+
+    Args:
+        guarantee: from ``dpdash.wording.guarantee``.
+        lead: Markdown put before the sentence (already escaped by the caller).
+        key: a key unique on the page, for the expander.
+        caption: a caption (the default) or ordinary text.
+    """
+    (st.caption if caption else st.markdown)(f"{lead}{md(guarantee.plain)}")
+    with st.expander("The exact guarantee (technical)", key=key):
+        st.markdown(md(guarantee.technical))

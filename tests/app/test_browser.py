@@ -67,7 +67,7 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     page.get_by_role("button", name="Confirm: set this budget").click()
     expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
     wait_until_idle(page)
-    expect(page.get_by_test_id("stSidebar")).to_contain_text("0 release(s)")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("0 releases;")
     page.screenshot(path=str(screenshot_dir / "data.png"))
 
     page.goto(f"{streamlit_server.url}/release")
@@ -86,7 +86,7 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     page.get_by_role("button", name="Release now").click()
     expect(page.get_by_text("Released · histogram")).to_be_visible()
     wait_until_idle(page)
-    expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release(s)")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release;")
     assert "spent ε = 0 " not in _sidebar(page)
     page.screenshot(path=str(screenshot_dir / "release-done.png"))
 
@@ -96,12 +96,12 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     page.get_by_role("button", name="Release now").click()
     expect(page.get_by_text("Released · count")).to_be_visible()
     wait_until_idle(page)
-    expect(page.get_by_test_id("stSidebar")).to_contain_text("2 release(s)")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("2 releases;")
 
     page.reload()
     expect(page.get_by_text("Simulated preview · spends no budget")).to_be_visible()
     wait_until_idle(page)
-    expect(page.get_by_test_id("stSidebar")).to_contain_text("2 release(s)")
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("2 releases;")
 
     page.goto(f"{streamlit_server.url}/budget")
     expect(page.get_by_text("Every accountant, side by side")).to_be_visible()
@@ -110,7 +110,7 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
     with page.expect_download() as download:
         page.get_by_role("button", name="Stakeholder report (one-page HTML)").click()
     report = download.value.path().read_text()
-    assert "Releases (2)" in report and "histogram of diabetes" in report
+    assert "What was released (2)" in report and "histogram of diabetes" in report
 
     for path, marker, name in [
         ("budget", "Every accountant, side by side", "budget"),

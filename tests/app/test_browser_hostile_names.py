@@ -112,7 +112,7 @@ def test_hostile_names_fetch_nothing_and_show_as_text(page: Page, own_server, be
     page.get_by_role("button", name="Save the public facts").click()
     expect(sidebar).to_contain_text("b2.png>")
     wait_until_idle(page)
-    assert f"by {tag}" in _shown(page, "stSidebar")
+    assert f"identified by “{tag}”" in _shown(page, "stSidebar")
     page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
     page.get_by_role("button", name="Confirm: set this budget").click()
     expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
@@ -134,7 +134,7 @@ def test_hostile_names_fetch_nothing_and_show_as_text(page: Page, own_server, be
     page.get_by_role("button", name="Release now").click()
     expect(page.get_by_text("Released · count of rows")).to_be_visible()
     wait_until_idle(page)
-    expect(sidebar).to_contain_text("1 release(s)")
+    expect(sidebar).to_contain_text("1 release;")
 
     _go(page, "Budget")
     expect(page.get_by_text("Every accountant, side by side")).to_be_visible()

@@ -93,7 +93,7 @@ def test_two_tabs_outside_processes_and_a_restart(
         budget_page_says(third, url, 2)
         second.goto(f"{url}/release")
         wait_until_idle(second)
-        expect(second.get_by_test_id("stSidebar")).to_contain_text("2 release(s)")
+        expect(second.get_by_test_id("stSidebar")).to_contain_text("2 releases;")
         stop_process(server.process)
 
         server = start_streamlit(find_free_port())  # a restart: the same ledger, new sessions

@@ -103,7 +103,7 @@ def test_safe_defaults_no_repeat_and_the_script_through_the_ledger(
         # A mean is one release, though the ledger has its sum and count pieces.
         _choose(page, "Query", "Mean")
         _release(page, "Release… (spends budget)", "Release now", "Released · mean")
-        expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release(s)")
+        expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release;")
         with Ledger(ledger_path) as ledger:
             assert ledger.status(fingerprint(synthetic_patients().data)).entries == 2
 
@@ -146,7 +146,7 @@ def test_safe_defaults_no_repeat_and_the_script_through_the_ledger(
 
         _go(page, "Budget", "Every accountant, side by side")  # the app sees the script's spend
         expect(page.get_by_test_id("stSidebar")).to_contain_text("survey.csv")
-        expect(page.get_by_test_id("stSidebar")).to_contain_text("2 release(s)")
+        expect(page.get_by_test_id("stSidebar")).to_contain_text("2 releases;")
         expect(page.get_by_test_id("stMetric").filter(has_text="releases")).to_contain_text("2")
         assert page.locator('[data-testid="stException"]').count() == 0
         assert errors == []

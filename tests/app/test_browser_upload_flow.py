@@ -167,7 +167,7 @@ def test_an_upload_keeps_its_facts_and_budget_through_reloads_restarts_and_reupl
         c_box.fill("4")
         page.get_by_role("button", name="Save the public facts").click()
         wait_until_idle(page)
-        expect(sidebar).to_contain_text("≤ 4 rows, by person_id")
+        expect(sidebar).to_contain_text("up to 4 rows each, identified by “person_id”")
         # The grids are canvases typed into by mouse and keyboard; on a busy machine a keystroke can land
         # before the cell's editor opens, so the typing (not what is checked) is tried up to three times.
         for _attempt in range(3):
@@ -206,7 +206,7 @@ def test_an_upload_keeps_its_facts_and_budget_through_reloads_restarts_and_reupl
         choose(page, "Column", "age (numeric: public bins)")
         expect(main).to_contain_text("public bins over the declared bounds [18, 90] of age")
         release_now(page, "Released · histogram")
-        expect(sidebar).to_contain_text("2 release(s)")
+        expect(sidebar).to_contain_text("2 releases;")
         with page.expect_download() as download:
             page.get_by_role("button", name="Python script (dpdash)").click()
         script = env / "reproduce_release.py"
@@ -237,9 +237,9 @@ def test_an_upload_keeps_its_facts_and_budget_through_reloads_restarts_and_reupl
             expect(page.get_by_text("3. Set the privacy budget")).to_be_visible(timeout=60_000)
             wait_until_idle(page)
             expect(sidebar).to_contain_text("visits.csv")
-            expect(sidebar).to_contain_text("≤ 4 rows, by person_id")
+            expect(sidebar).to_contain_text("up to 4 rows each, identified by “person_id”")
             expect(sidebar).not_to_contain_text("No budget set")
-            expect(sidebar).to_contain_text("4 release(s)")  # the app's two, the script's, "the rest"
+            expect(sidebar).to_contain_text("4 releases;")  # the app's two, the script's, "the rest"
             expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible()
             assert eventually(lambda: unit_shown(page) == ("person_id", "4", True)), unit_shown(page)
 

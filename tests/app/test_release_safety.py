@@ -113,7 +113,7 @@ def test_a_mean_is_one_release_in_the_sidebar_and_on_the_budget_page(app: AppTes
     assert not app.exception and not app.error
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         assert ledger.status(fingerprint(synthetic_patients().data)).entries == 3  # sum, count; count
-    assert any(c.value.startswith("2 release(s);") for c in app.sidebar.caption)
+    assert any(c.value.startswith("2 releases;") for c in app.sidebar.caption)
     app.switch_page("pages/budget.py").run()
     assert [m.value for m in app.metric if m.label == "releases"] == ["2"]
     log = next(d.value for d in app.dataframe if "release" in d.value.columns)  # the log of releases
