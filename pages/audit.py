@@ -86,7 +86,7 @@ try:
                     st.number_input("Sensitivity Δ", 0.001, 1e9, 1.0, format="%g", key="audit_sensitivity")
                 )
         with right:
-            epsilon = epsilon_control("audit_epsilon")
+            epsilon = epsilon_control("audit_epsilon", label="Claimed ε to audit")
             delta = delta_control("audit_delta") if choice.needs_delta else 0.0
         if epsilon is None:
             st.stop()
@@ -120,7 +120,7 @@ try:
             label = st.selectbox("Mechanism", list(choices), key=f"audit_query_mechanism{'_median' * median}")
             cls = choices[label]
         with right:
-            epsilon = epsilon_control("audit_query_epsilon")
+            epsilon = epsilon_control("audit_query_epsilon", label="Claimed ε to audit")
             delta = delta_control("audit_query_delta") if cls in (Gaussian, DiscreteGaussian) else 0.0
         if epsilon is None:
             st.stop()

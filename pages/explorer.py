@@ -41,7 +41,7 @@ def _invert(alpha: float, delta: float, l1: float, l2: float, k: int, confidence
 
 controls, settings = st.columns([3, 2], gap="large")
 with controls:
-    epsilon = epsilon_control("explorer_epsilon")
+    epsilon = epsilon_control("explorer_epsilon", label="ε to compare the mechanisms at")
     delta = delta_control("explorer_delta")
 with settings:
     l1 = st.number_input(

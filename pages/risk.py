@@ -26,7 +26,7 @@ st.caption(
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    epsilon = epsilon_control("risk_epsilon")
+    epsilon = epsilon_control("risk_epsilon", label="ε to explain")
 with right:
     prior = st.slider(
         "Attacker's belief before the release that a given person is in the data",
