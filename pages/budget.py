@@ -8,7 +8,8 @@ import streamlit as st
 from dpdash.accounting.releases import group_releases
 from dpdash.errors import DPDashError
 from dpdash.report import stakeholder_report
-from ui.charts import budget_gauge, cumulative_budget_figure
+from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
+from ui.chart_view import show_chart
 from ui.state import active_table, ledger, ledger_session, registered
 from ui.text import md
 
@@ -35,7 +36,11 @@ st.markdown(
 )
 gauge, facts = st.columns([2, 3])
 with gauge:
-    st.plotly_chart(budget_gauge(status.spent.epsilon, budget.epsilon, keeper), key="budget_gauge")
+    show_chart(
+        budget_gauge(status.spent.epsilon, budget.epsilon, keeper), key="budget_gauge",
+        summary=f"ε spent under {keeper}, the accountant in force: {status.spent.epsilon:.6g} of the budget "
+        f"ε = {budget.epsilon:g} (δ = {budget.delta:g}); {status.remaining_epsilon:.6g} remains.",
+    )  # fmt: skip
 with facts:
     st.metric("remaining ε", f"{status.remaining_epsilon:.4g}", help=f"budget − spent, under {md(keeper)}")
     # A release of several pieces (a mean: sum and count) is several entries, one release.
@@ -50,12 +55,19 @@ group = int(
 )
 base_totals = ledger().totals(record)  # once per rerun; groups derive from it
 totals = {name: (t.for_group(group) if t is not None and group > 1 else t) for name, t in base_totals.items()}
+kept = totals.get(keeper)
+st.markdown(
+    f"Only the **{md(keeper)}** accountant's total is budget spent: every release is checked against it. "
+    "The others add up the same releases by other rules; each of their totals is also a valid guarantee, "
+    "and a larger one is a looser bound on the same releases, not more budget spent."
+)
 st.dataframe(
     pd.DataFrame(
         [{"accountant": name, "total ε": None if total is None else total.epsilon,
           "δ": None if total is None else total.delta,
-          "note": "cannot account for one of these releases" if total is None
-          else (f"smallest here: {total.via}" if name == "tightest" else "")}
+          "what it means": accountant_role(name, None if total is None else total.epsilon, keeper,
+                                           None if kept is None else kept.epsilon),
+          "note": "" if total is None else (f"smallest here: {total.via}" if name == "tightest" else "")}
          for name, total in totals.items()]
     ),
     hide_index=True, key="budget_totals",
@@ -65,7 +77,15 @@ st.dataframe(
 if group > 1:
     st.caption(f"For groups of {group} records: (gε, g·e^((g−1)ε)·δ) applied to each total.")
 if entries:
-    st.plotly_chart(cumulative_budget_figure(ledger().cumulative(record), budget.epsilon), key="budget_steps")
+    steps = ledger().cumulative(record)
+    counted = "releases" if len(releases) == len(entries) else "ledger entries (a mean or variance is several)"
+    show_chart(
+        cumulative_budget_figure(steps, budget.epsilon, accountant=keeper, delta=budget.delta, counted=counted),
+        key="budget_steps", table=cumulative_table(steps, keeper, counted),
+        summary=f"Total ε at δ = {budget.delta:g} after the first n {counted}, under every accountant; "
+        f"{keeper} is in force (its total is budget spent, against the budget ε = {budget.epsilon:g}); "
+        "the others are other valid bounds on the same releases.",
+    )  # fmt: skip
 
 st.subheader("Releases")
 shown = entries
