@@ -30,6 +30,7 @@ from ui.audit import (
     neighbour,
     start_audit,
 )
+from ui.chart_view import show_chart
 from ui.charts import audit_histograms, audit_progress
 from ui.state import active_table
 from ui.text import md
@@ -203,8 +204,8 @@ def render(state: AuditState, done: int = 0, total: int = 0) -> None:
             f"{result.epsilon_estimate:.3g}."
         )
         key = f"{id(state)}_{state.trials}"
-        st.plotly_chart(audit_histograms(result), key=f"audit_histograms_{key}")
-        st.plotly_chart(audit_progress(state.history, claimed), key=f"audit_progress_{key}")
+        show_chart(audit_histograms(result), key=f"audit_histograms_{key}")
+        show_chart(audit_progress(state.history, claimed), key=f"audit_progress_{key}")
         st.caption(
             "Bound: one-sided Clopper–Pearson bounds on both probabilities (Bonferroni), event chosen on "
             "half the trials and counted on the other half; ε ≥ ln((p̲ − δ)/q̄). "

@@ -16,6 +16,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.text import md
+
 __all__ = ["CHART_CONFIG", "MAX_ROWS_PER_SERIES", "figure_summary", "figure_table", "show_chart"]
 
 #: Plotly's toolbar hidden: its eight buttons are tab stops on every chart.
@@ -31,6 +33,7 @@ def show_chart(
     table: pd.DataFrame | None = None,
     summary: str | None = None,
     width: str = "stretch",
+    nested: bool = False,
 ) -> None:
     """Render ``figure`` without the toolbar, then its numbers in an expander named after the chart.
 
@@ -39,14 +42,19 @@ def show_chart(
         key: the chart's widget key; the table gets ``{key}_table``.
         table: the numbers to list, when the figure's own coordinates are not them.
         summary: a sentence read before the table; the chart's marked lines and labels when omitted.
+        nested: the chart is already inside an expander (Streamlit does not nest them): the table
+            follows the chart under a "Chart as a table" caption instead.
     """
     title = _title(figure)
     text = figure_summary(figure) if summary is None else summary
     alt = f"Chart: {title or 'see the table below it'}. Its numbers are in the table after it."
     st.plotly_chart(figure, key=key, config=CHART_CONFIG, width=width, alt=alt)
-    with st.expander(f"Chart as a table: {title}" if title else "Chart as a table"):
+    name = f"Chart as a table: {md(title)}" if title else "Chart as a table"
+    with st.container() if nested else st.expander(name):
+        if nested:
+            st.caption(f"**{name}**")
         if text:
-            st.caption(text)
+            st.caption(md(text) if summary is None else text)
         st.table(figure_table(figure) if table is None else table, hide_index=True)
 
 

@@ -6,12 +6,15 @@ mechanism keeps its colour on every chart.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from dpdash.audit import AuditResult
 from dpdash.comparison import Candidate
+from ui.numbers import delta_text, plural
 
 MECHANISM_COLOURS = {
     "Laplace": "#0072B2",
@@ -30,6 +33,16 @@ LAYOUT = {
     "legend": {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.01, "x": 0},
     "hovermode": "x unified",
 }
+
+
+def mark_x(figure: go.Figure, x: float, text: str, *, log: bool, line: dict[str, object]) -> None:
+    """A vertical line at ``x`` with its label just right of it at the top. On a log axis Plotly places
+    an annotation at 10^x (unlike the line), so its position is given as log10(x)."""
+    figure.add_vline(x=x, line=line)
+    figure.add_annotation(
+        x=math.log10(x) if log else x, xref="x", y=1, yref="paper", text=text, showarrow=False,
+        xanchor="left", yanchor="bottom", xshift=3,
+    )
 
 
 def noise_figure(candidates: list[Candidate], *, coverage: float = 0.995) -> go.Figure:
@@ -83,8 +96,8 @@ def accuracy_curve_figure(
             line={"color": MECHANISM_COLOURS[label], "width": 2, "dash": DASHES.get(label, "solid")},
             hovertemplate="ε = %{x:.3g}: ±%{y:.3g}",
         )  # fmt: skip
-    figure.add_vline(x=current_epsilon, line={"color": "#444", "dash": "dot"}, annotation_text="ε now")
-    answers = "one answer" if k == 1 else f"all {k} answers"
+    mark_x(figure, current_epsilon, "ε now", log=True, line={"color": "#444", "dash": "dot"})
+    answers = "one answer" if k == 1 else f"all {plural(k, 'answer')}"
     figure.update_layout(
         **LAYOUT,
         title=f"Error you can expect: {confidence:.0%} of releases have {answers} within ±",
@@ -92,6 +105,30 @@ def accuracy_curve_figure(
         yaxis={"type": "log", "title": "half-width ±a"},
     )
     return figure
+
+
+#: Marks closer than this (in decades of ε) share one label; closer than ``_NEAR_DECADES`` their labels
+#: alternate sides.
+_SAME_DECADES, _NEAR_DECADES = 0.02, 0.6
+
+
+def merge_marks(marks: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    """Marks (label, ε, posterior) sorted by ε, those at (nearly) the same ε merged into one whose label
+    names them all ("release 1 · total (tightest)"; more than three: the first, "…", the last and
+    how many), so no two labels print over each other."""
+    groups: list[list[tuple[str, float, float]]] = []
+    for mark in sorted(marks, key=lambda m: m[1]):
+        if groups and math.log10(mark[1]) - math.log10(groups[-1][0][1]) < _SAME_DECADES:
+            groups[-1].append(mark)
+        else:
+            groups.append([mark])
+    merged = []
+    for group in groups:
+        labels = [label for label, _, _ in group]
+        if len(labels) > 3:
+            labels = [labels[0], "…", f"{labels[-1]} ({len(group)} marks)"]
+        merged.append((" · ".join(labels), group[0][1], group[0][2]))
+    return merged
 
 
 def posterior_figure(
@@ -104,10 +141,15 @@ def posterior_figure(
         line={"color": "#D55E00", "width": 3}, hovertemplate="ε = %{x:.3g}: at most %{y:.1%}",
     )  # fmt: skip
     figure.add_hline(y=prior, line={"color": "#0072B2", "dash": "dash"}, annotation_text=f"prior {prior:.0%}")
-    for label, epsilon, posterior in marks:
+    previous = -math.inf
+    above = True
+    for label, epsilon, posterior in merge_marks(marks):
+        near = math.log10(epsilon) - previous < _NEAR_DECADES
+        above = not above if near else True  # neighbours alternate above-left and below-right
+        previous = math.log10(epsilon)
         figure.add_scatter(
             x=[epsilon], y=[posterior], mode="markers+text", name=label, text=[label],
-            textposition="top left", marker={"size": 11, "color": "#000"},
+            textposition="top left" if above else "bottom right", marker={"size": 11, "color": "#000"},
             hovertemplate=f"{label}: ε = %{{x:.3g}}, belief at most %{{y:.1%}}<extra></extra>",
         )  # fmt: skip
     figure.update_layout(
@@ -137,7 +179,7 @@ def tradeoff_figure(*, fpr: np.ndarray, max_tpr: np.ndarray, epsilon: float, del
     figure.add_annotation(x=0.25, y=0.9, text="ruled out by DP", showarrow=False, font={"color": "#D55E00"})
     figure.update_layout(
         **{**LAYOUT, "hovermode": "closest"},
-        title=f"Membership tests under (ε = {epsilon:g}, δ = {delta:g})-DP",
+        title=f"Membership tests under (ε = {epsilon:g}, δ = {delta_text(delta)})-DP",
         xaxis={"title": "false-positive rate", "tickformat": ".0%", "range": [0, 1]},
         yaxis={"title": "detection rate (true positives)", "tickformat": ".0%", "range": [0, 1]},
     )
@@ -179,7 +221,7 @@ def reference_figure(points: list[tuple[str, float]], current_epsilon: float) ->
             marker={"size": 12, "color": "#0072B2"}, showlegend=False,
             hoverinfo="skip",
         )  # fmt: skip
-    figure.add_vline(x=current_epsilon, line={"color": "#D55E00", "width": 3}, annotation_text="your ε")
+    mark_x(figure, current_epsilon, "your ε", log=True, line={"color": "#D55E00", "width": 3})
     figure.update_layout(
         **{**LAYOUT, "hovermode": False, "margin": {"l": 10, "r": 10, "t": 30, "b": 50}},
         xaxis={"type": "log", "title": "ε", "range": [-2.2, 2.0]},
