@@ -78,9 +78,10 @@ if group > 1:
     st.caption(f"For groups of {group} records: (gε, g·e^((g−1)ε)·δ) applied to each total.")
 if entries:
     steps = ledger().cumulative(record)
-    counted = "releases" if len(releases) == len(entries) else "ledger entries (a mean or variance is several)"
+    counted = "releases" if len(releases) == len(entries) else "ledger entries (a mean: several)"
     show_chart(
-        cumulative_budget_figure(steps, budget.epsilon, accountant=keeper, delta=budget.delta, counted=counted),
+        cumulative_budget_figure(steps, budget.epsilon, accountant=keeper, delta=budget.delta,
+                                 counted=counted),
         key="budget_steps", table=cumulative_table(steps, keeper, counted),
         summary=f"Total ε at δ = {budget.delta:g} after the first n {counted}, under every accountant; "
         f"{keeper} is in force (its total is budget spent, against the budget ε = {budget.epsilon:g}); "

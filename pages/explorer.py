@@ -140,6 +140,6 @@ st.dataframe(
 for _, row in inverse[inverse["note"] != ""].iterrows():
     st.caption(f"**{row['mechanism']}** (n/a): {row['note']}")
 st.caption(
-    f"δ = {delta_text(delta)} is kept fixed for the Gaussian-type mechanisms. Integer mechanisms can reach ±0 "
-    "(exact answers at this confidence) at large ε; the log-scale chart above leaves those points out."
+    f"δ = {delta_text(delta)} is kept fixed for the Gaussian-type mechanisms. Integer mechanisms can reach "
+    "±0 (exact answers at this confidence) at large ε; the log-scale chart above leaves those points out."
 )

@@ -14,8 +14,8 @@ from dpdash.errors import DPDashError
 from dpdash.mechanisms import Laplace
 from ui.chart_view import show_chart
 from ui.charts import LAYOUT, icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
-from ui.state import active_table, ledger, registered
 from ui.numbers import delta_text
+from ui.state import active_table, ledger, registered
 from ui.text import md
 from ui.widgets import delta_control, epsilon_control
 
@@ -52,8 +52,10 @@ with picture:
     show_chart(
         icon_array_figure(before=icons.before, after=icons.after), key="risk_icons",
         summary=f"100 people drawn as dots. {icons.sentence()}",
-        table=pd.DataFrame({"dots": ["right without the release", "at most this many more with it", "others"],
-                            "people (of 100)": [icons.before, icons.after - icons.before, 100 - icons.after]}),
+        table=pd.DataFrame({
+            "dots": ["right without the release", "at most this many more with it", "others"],
+            "people (of 100)": [icons.before, icons.after - icons.before, 100 - icons.after],
+        }),
     )  # fmt: skip
 with words:
     st.markdown(f"#### {icons.sentence()}")
@@ -78,7 +80,8 @@ try:  # the active table's releases, and their total under its accountant, from 
 except DPDashError as error:
     st.warning(f"The ledger's releases are not shown: {md(error)}", icon=":material/warning:")
 show_chart(
-    posterior_figure(prior=prior, epsilons=epsilons, posteriors=curve, marks=marks), key="risk_posterior_chart"
+    posterior_figure(prior=prior, epsilons=epsilons, posteriors=curve, marks=marks),
+    key="risk_posterior_chart",
 )
 if len(marks) > 1:
     st.caption(
