@@ -10,6 +10,7 @@ from dpdash.errors import DPDashError
 from dpdash.report import stakeholder_report
 from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
 from ui.chart_view import show_chart
+from ui.numbers import plural
 from ui.state import active_table, ledger, ledger_session, registered
 from ui.text import md
 
@@ -45,7 +46,7 @@ with facts:
     st.metric("remaining ε", f"{status.remaining_epsilon:.4g}", help=f"budget − spent, under {md(keeper)}")
     # A release of several pieces (a mean: sum and count) is several entries, one release.
     releases = group_releases(entries)
-    st.metric("releases", len(releases), help=f"{len(entries)} ledger entries")
+    st.metric("releases", len(releases), help=plural(len(entries), "ledger entry", "ledger entries"))
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")
 
@@ -131,7 +132,8 @@ if upload is not None and st.session_state.get("budget_import_seen") != (upload.
         st.error(f"Not imported (the ledger is unchanged): {md(error)}", icon=":material/error:")
     else:
         over = " The table is now over its budget." if report.over_budget else ""
-        st.success(f"Imported {report.added} release(s); {report.present} were already here.{over}")
+        here = "was" if report.present == 1 else "were"
+        st.success(f"Imported {plural(report.added, 'release')}; {report.present} {here} already here.{over}")
         st.caption(md(report.origin))
 
 with st.expander("Signing keys: what an export proves"):

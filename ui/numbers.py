@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["delta_text", "percent", "plural", "significant"]
+__all__ = ["delta_text", "percent", "plural", "significant", "thousands"]
 
 
 def plural(n: int, noun: str, plural_form: str | None = None) -> str:
@@ -17,7 +17,13 @@ def plural(n: int, noun: str, plural_form: str | None = None) -> str:
     ('1 answer', '3 answers', '10 000 releases', '2 queries')
     """
     word = noun if n == 1 else (plural_form or noun + "s")
-    return f"{n:,}".replace(",", " ") + f" {word}"
+    return f"{thousands(n)} {word}"
+
+
+def thousands(n: int) -> str:
+    """A whole number with spaces between thousands, as the app writes them: ``thousands(100000)`` is
+    "100 000"."""
+    return f"{n:,}".replace(",", " ")
 
 
 def significant(x: float, digits: int = 2) -> str:

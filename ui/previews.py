@@ -20,7 +20,7 @@ from dpdash.errors import DPDashError
 from dpdash.queries import OTHER, CompositeQuery, Evaluation, Query
 from dpdash.release import describe_postprocessing
 from ui.chart_view import show_chart
-from ui.numbers import percent
+from ui.numbers import percent, plural, thousands
 from ui.possible_releases import possible_releases
 from ui.preview_charts import dotplot_table, quantile_dotplot_figure
 from ui.text import md
@@ -87,7 +87,7 @@ def numeric_preview(
     kind = "Exact" if accuracy.method == "exact" else "Simulated preview"
     st.caption(
         f"**± definition ({kind.lower()}).** {md(accuracy.definition)}. Relative error: ± / |true value|. "
-        + (f"Headline numbers are over the {k_real} declared cells; {OTHER} is shown apart below. "
+        + (f"Headline numbers are over the {plural(k_real, 'declared cell')}; {OTHER} is shown apart below. "
            if k_real != truth.size else "")
         + f"Mechanism: {md(mechanism_label)}."
     )  # fmt: skip
@@ -144,7 +144,7 @@ def numeric_preview(
                 "cell": np.where(real, "declared", "outside the declared list"),
                 "true (owner only)": truth,
                 f"± ({confidence:.0%})": each,
-                "relative error": relative,
+                "relative error": [percent(float(r)) for r in relative],
                 "chance noise crosses the threshold": crossing,
             }
         ),
@@ -152,7 +152,6 @@ def numeric_preview(
         key=f"{key}_crossing",
         column_config={
             "chance noise crosses the threshold": st.column_config.NumberColumn(format="percent"),
-            "relative error": st.column_config.NumberColumn(format="percent"),
         },
     )
 
@@ -234,13 +233,15 @@ def report_caption(query: Query, evaluation: Evaluation, selecting: bool) -> Non
         shown_bias = ", ".join(f"{b:+.4g}" for b in report.clipping_bias[:5])
         bias = f" Clipping moves the true answer by {shown_bias} (answer with the bounds − without them)."
     outside = (
-        f" {report.outside} value(s) outside the declared categories or bins ({report.outside_policy})."
+        f" {plural(report.outside, 'value')} outside the declared categories or bins "
+        f"({report.outside_policy})."
         if report.outside
         else ""
     )
     st.caption(
-        f"NOT PRIVATE (owner only): {report.rows:,} rows, {report.rows_used:,} used; "
+        f"NOT PRIVATE (owner only): {plural(report.rows, 'row')}, {thousands(report.rows_used)} used; "
         f"{report.missing} missing (dropped and counted); clipped {report.clipped_below} below and "
-        f"{report.clipped_above} above the declared bounds; {report.truncation.rows_truncated} rows beyond "
-        f"the per-person limit dropped.{bias}{outside}"
+        f"{report.clipped_above} above the declared bounds; "
+        f"{plural(report.truncation.rows_truncated, 'row')} beyond the per-person limit dropped."
+        f"{bias}{outside}"
     )
