@@ -9,7 +9,7 @@ import streamlit as st
 from dpdash import comparison
 from ui.chart_view import show_chart
 from ui.charts import accuracy_curve_figure, noise_figure
-from ui.numbers import delta_text, plural
+from ui.numbers import all_of, delta_text, plural
 from ui.widgets import EPSILON_STOPS, delta_control, epsilon_control
 
 st.title("Mechanism explorer")
@@ -76,7 +76,7 @@ candidates = comparison.lineup(epsilon=epsilon, delta=delta, l1_sensitivity=l1, 
 
 show_chart(noise_figure(candidates), key="explorer_noise_chart")
 
-answers = "one answer" if k == 1 else f"all {plural(k, 'answer')} at once"
+answers = all_of(k, "answer") + ("" if k == 1 else " at once")
 st.subheader(f"Accuracy at ε = {epsilon:g}")
 st.markdown(
     f"**±a** is the exact half-width: with probability {confidence:.1%} the noise on {answers} is "
@@ -105,7 +105,8 @@ shown = _readable(
         "scale": "scale (b or σ)",
         "sd": "SD",
         "half_width_1": f"±a, one answer ({confidence:.0%})",
-        "half_width_k": f"±a, all {plural(k, 'answer')} ({confidence:.0%})",
+        # for k = 1 the same column as the one before
+        **({} if k == 1 else {"half_width_k": f"±a, {all_of(k, 'answer')} at once ({confidence:.0%})"}),
         "union_bound_k": f"union bound, {plural(k, 'answer')}",
     },
 )

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from dpdash.audit import AuditResult
 from dpdash.comparison import Candidate
-from ui.numbers import delta_text, plural
+from ui.numbers import all_of, delta_text
 
 MECHANISM_COLOURS = {
     "Laplace": "#0072B2",
@@ -97,7 +97,7 @@ def accuracy_curve_figure(
             hovertemplate="ε = %{x:.3g}: ±%{y:.3g}",
         )  # fmt: skip
     mark_x(figure, current_epsilon, "ε now", log=True, line={"color": "#444", "dash": "dot"})
-    answers = "one answer" if k == 1 else f"all {plural(k, 'answer')}"
+    answers = all_of(k, "answer")
     figure.update_layout(
         **LAYOUT,
         title=f"Error you can expect: {confidence:.0%} of releases have {answers} within ±",

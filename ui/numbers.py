@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["delta_text", "percent", "plural", "significant", "thousands"]
+__all__ = ["all_of", "delta_text", "percent", "plural", "significant", "thousands"]
 
 
 def plural(n: int, noun: str, plural_form: str | None = None) -> str:
@@ -18,6 +18,15 @@ def plural(n: int, noun: str, plural_form: str | None = None) -> str:
     """
     word = noun if n == 1 else (plural_form or noun + "s")
     return f"{thousands(n)} {word}"
+
+
+def all_of(n: int, noun: str, plural_form: str | None = None) -> str:
+    """"one answer" for 1, "all 3 answers" for more (never "all 1 answers").
+
+    >>> all_of(1, "answer"), all_of(3, "answer")
+    ('one answer', 'all 3 answers')
+    """
+    return f"one {noun}" if n == 1 else f"all {plural(n, noun, plural_form)}"
 
 
 def thousands(n: int) -> str:
