@@ -117,13 +117,14 @@ def merge_marks(marks: list[tuple[str, float, float]]) -> list[tuple[str, float,
     names them all ("release 1 · total (tightest)"; more than three: the first, "…", the last and
     how many), so no two labels print over each other."""
     groups: list[list[tuple[str, float, float]]] = []
-    for mark in sorted(marks, key=lambda m: m[1]):
-        if groups and math.log10(mark[1]) - math.log10(groups[-1][0][1]) < _SAME_DECADES:
-            groups[-1].append(mark)
+    for mark in marks:  # labels keep their given order within a group
+        same = [g for g in groups if abs(math.log10(mark[1]) - math.log10(g[0][1])) < _SAME_DECADES]
+        if same:
+            same[0].append(mark)
         else:
             groups.append([mark])
     merged = []
-    for group in groups:
+    for group in sorted(groups, key=lambda g: g[0][1]):
         labels = [label for label, _, _ in group]
         if len(labels) > 3:
             labels = [labels[0], "…", f"{labels[-1]} ({len(group)} marks)"]
