@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.charts import LAYOUT
+from ui.numbers import delta_text
 
 __all__ = [
     "ACCOUNTANT_COLOURS", "accountant_role", "budget_gauge", "count_axis", "cumulative_budget_figure",
@@ -95,7 +96,7 @@ def cumulative_budget_figure(
     figure.update_layout(
         **{**LAYOUT, "hovermode": "closest", "margin": {"l": 60, "r": 20, "t": 50, "b": 90 + 22 * len(names)},
            "legend": {**LAYOUT["legend"], "orientation": "v", "title": {"text": _LEGEND_TITLE}}},
-        title=f"Total ε after each release at δ = {delta:g}: {accountant} (solid) is in force",
+        title=f"Total ε after each release at δ = {delta_text(delta)}: {accountant} (solid) is in force",
         separators=". ",
         xaxis=count_axis(n_max, counted),
         yaxis={"title": "total ε", "rangemode": "tozero"},
