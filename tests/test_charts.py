@@ -172,3 +172,11 @@ def test_the_table_of_a_chart_lists_its_numbers() -> None:
     assert figure_summary(figure) == (
         f"Marked on the chart: ε now. Long curves are listed at {MAX_ROWS_PER_SERIES} evenly spaced points."
     )
+
+
+def test_bars_are_listed_in_full() -> None:
+    import plotly.graph_objects as go
+
+    figure = go.Figure(go.Bar(x=list(range(80)), y=[0.01] * 80, name="first input"))
+    figure.update_layout(xaxis_title="statistic", yaxis_title="share of trials")
+    assert len(figure_table(figure)) == 80 and figure_summary(figure) == ""

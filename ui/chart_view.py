@@ -22,7 +22,7 @@ __all__ = ["CHART_CONFIG", "MAX_ROWS_PER_SERIES", "figure_summary", "figure_tabl
 
 #: Plotly's toolbar hidden: its eight buttons are tab stops on every chart.
 CHART_CONFIG: dict[str, Any] = {"displayModeBar": False}
-#: A long curve is listed at this many evenly spaced points (both ends included).
+#: A long curve (a line without markers) is listed at this many evenly spaced points (both ends included).
 MAX_ROWS_PER_SERIES = 41
 
 
@@ -99,14 +99,19 @@ def _points(trace: Any) -> tuple[list[object], list[object]]:
         bases = np.broadcast_to(np.asarray(trace.base, dtype=float), (len(ys),))
         ys = [None if y is None else float(b) + float(y) for b, y in zip(bases, ys, strict=True)]
     pairs = [(x, y) for x, y in zip(xs, ys, strict=False) if x is not None and y is not None and y == y]
-    if len(pairs) > MAX_ROWS_PER_SERIES:
+    if _thinned(trace) and len(pairs) > MAX_ROWS_PER_SERIES:
         keep = np.unique(np.linspace(0, len(pairs) - 1, MAX_ROWS_PER_SERIES).round().astype(int))
         pairs = [pairs[i] for i in keep]
     return [x for x, _ in pairs], [y for _, y in pairs]
 
 
+def _thinned(trace: Any) -> bool:
+    """A drawn curve (a line without markers) is listed at evenly spaced points; bars and markers in full."""
+    return trace.type == "scatter" and "markers" not in (trace.mode or "lines")
+
+
 def _length(trace: Any) -> int:
-    return 0 if trace.x is None else len(trace.x)
+    return 0 if trace.x is None or not _thinned(trace) else len(trace.x)
 
 
 def _cell(value: object) -> object:

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpdash import _validation as check
 from dpdash.errors import DPDashError
+from ui.numbers import delta_text
 from ui.state import ActiveTable, budget_status
 from ui.text import md
 
@@ -100,7 +101,7 @@ def delta_control(key: str, default: float = 1e-5) -> float:
         "δ (Gaussian-type mechanisms only)",
         options=DELTA_STOPS,
         value=default,
-        format_func=lambda d: f"{d:.0e}",
+        format_func=delta_text,
         key=key,
         help="The probability that the ε guarantee may fail. Keep it well below 1/(number of people).",
     )
