@@ -38,7 +38,7 @@ LAYOUT = {
 def mark_x(figure: go.Figure, x: float, text: str, *, log: bool, line: dict[str, object]) -> None:
     """A vertical line at ``x`` with its label just right of it at the top. On a log axis Plotly places
     an annotation at 10^x (unlike the line), so its position is given as log10(x)."""
-    figure.add_vline(x=x, line=line)
+    figure.add_vline(x=x, line=line, layer="below")  # under the traces' text labels
     figure.add_annotation(
         x=math.log10(x) if log else x, xref="x", y=1, yref="paper", text=text, showarrow=False,
         xanchor="left", yanchor="bottom", xshift=3,
