@@ -180,3 +180,14 @@ def test_bars_are_listed_in_full() -> None:
     figure = go.Figure(go.Bar(x=list(range(80)), y=[0.01] * 80, name="first input"))
     figure.update_layout(xaxis_title="statistic", yaxis_title="share of trials")
     assert len(figure_table(figure)) == 80 and figure_summary(figure) == ""
+
+
+def test_a_gauge_is_named_and_listed() -> None:
+    from ui.budget_charts import budget_gauge
+    from ui.chart_view import _title
+
+    gauge = budget_gauge(0.49998, 1.0, "tightest")
+    assert _title(gauge) == "ε spent (tightest, in force)"
+    assert figure_table(gauge).to_dict("records") == [
+        {"series": "ε spent (tightest, in force)", "value": "0.49998"}
+    ]

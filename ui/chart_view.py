@@ -126,7 +126,11 @@ def _axis_title(axis: Any) -> str:
 
 
 def _title(figure: go.Figure) -> str:
-    return _text(figure.layout.title.text) if figure.layout.title is not None else ""
+    """The figure's title, or a gauge's own title."""
+    if figure.layout.title is not None and figure.layout.title.text:
+        return _text(figure.layout.title.text)
+    gauges = [t for t in figure.data if t.type == "indicator" and t.title.text]
+    return _text(gauges[0].title.text) if gauges else ""
 
 
 def _text(text: object) -> str:
