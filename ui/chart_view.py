@@ -39,7 +39,7 @@ def show_chart(
 
     Args:
         figure: the chart.
-        key: the chart's widget key; the table gets ``{key}_table``.
+        key: the chart's element key.
         table: the numbers to list, when the figure's own coordinates are not them.
         summary: a sentence read before the table; the chart's marked lines and labels when omitted.
         nested: the chart is already inside an expander (Streamlit does not nest them): the table
