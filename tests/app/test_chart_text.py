@@ -163,3 +163,13 @@ def test_possible_releases_step_by_keyboard_controls(release: AppTest) -> None:
     slider.set_value(7).run()
     assert not release.exception
     assert "Possible release 7 of 30" in shown()["layout"]["title"]["text"]
+
+
+def test_play_steps_to_the_next_possible_release_and_stop_keeps_it(release: AppTest) -> None:
+    play = next(t for t in release.toggle if t.key.endswith("_possible_play"))
+    play.set_value(True).run()
+    assert not release.exception, [e.value for e in release.exception]
+    slider = next(s for s in release.slider if s.key.endswith("_possible_release"))
+    assert slider.value == 2  # each run while playing shows the next one
+    next(t for t in release.toggle if t.key.endswith("_possible_play")).set_value(False).run()
+    assert next(s for s in release.slider if s.key.endswith("_possible_release")).value == 2
