@@ -191,3 +191,12 @@ def test_a_gauge_is_named_and_listed() -> None:
     assert figure_table(gauge).to_dict("records") == [
         {"series": "ε spent (tightest, in force)", "value": "0.49998"}
     ]
+
+
+@pytest.mark.parametrize("name", ["ui.numbers", "ui.budget_charts"])
+def test_doctests_of_the_number_helpers(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0
