@@ -154,7 +154,7 @@ def posterior_figure(
             hovertemplate=f"{label}: ε = %{{x:.3g}}, belief at most %{{y:.1%}}<extra></extra>",
         )  # fmt: skip
     figure.update_layout(
-        **{**LAYOUT, "hovermode": "closest"},
+        **{**LAYOUT, "hovermode": "closest", "margin": {"l": 60, "r": 20, "t": 50, "b": 60}},  # no legend
         title="How sure can an attacker become that a person is in the data?",
         xaxis={"type": "log", "title": "ε"},
         yaxis={"title": "attacker's belief", "tickformat": ".0%", "range": [0, 1.02]},
