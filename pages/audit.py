@@ -31,6 +31,7 @@ from ui.audit import (
     neighbour,
     start_audit,
 )
+from ui.chart_view import show_chart
 from ui.charts import audit_histograms, audit_progress
 from ui.state import active_table
 from ui.text import md, show_guarantee
@@ -87,7 +88,7 @@ try:
                     st.number_input("Sensitivity Δ", 0.001, 1e9, 1.0, format="%g", key="audit_sensitivity")
                 )
         with right:
-            epsilon = epsilon_control("audit_epsilon")
+            epsilon = epsilon_control("audit_epsilon", label="Claimed ε to audit")
             delta = delta_control("audit_delta") if choice.needs_delta else 0.0
         if epsilon is None:
             st.stop()
@@ -121,7 +122,7 @@ try:
             label = st.selectbox("Mechanism", list(choices), key=f"audit_query_mechanism{'_median' * median}")
             cls = choices[label]
         with right:
-            epsilon = epsilon_control("audit_query_epsilon")
+            epsilon = epsilon_control("audit_query_epsilon", label="Claimed ε to audit")
             delta = delta_control("audit_query_delta") if cls in (Gaussian, DiscreteGaussian) else 0.0
         if epsilon is None:
             st.stop()
@@ -204,8 +205,8 @@ def render(state: AuditState, done: int = 0, total: int = 0) -> None:
             f"{result.epsilon_estimate:.3g}."
         )
         key = f"{id(state)}_{state.trials}"
-        st.plotly_chart(audit_histograms(result), key=f"audit_histograms_{key}")
-        st.plotly_chart(audit_progress(state.history, claimed), key=f"audit_progress_{key}")
+        show_chart(audit_histograms(result), key=f"audit_histograms_{key}")
+        show_chart(audit_progress(state.history, claimed), key=f"audit_progress_{key}")
         st.caption(
             "Bound: one-sided Clopper–Pearson bounds on both probabilities (Bonferroni), event chosen on "
             "half the trials and counted on the other half; ε ≥ ln((p̲ − δ)/q̄). "

@@ -9,7 +9,9 @@ from dpdash.accounting.releases import group_releases
 from dpdash.errors import DPDashError
 from dpdash.report import stakeholder_report
 from dpdash.wording import guarantee
-from ui.charts import budget_gauge, cumulative_budget_figure
+from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
+from ui.chart_view import show_chart
+from ui.numbers import plural
 from ui.released import released_values
 from ui.state import active_table, ledger, ledger_session, registered
 from ui.text import md, show_guarantee
@@ -39,12 +41,16 @@ show_guarantee(guarantee(table.facts.unit, budget.epsilon, budget.delta, scope=w
                key="budget_guarantee")  # fmt: skip
 gauge, facts = st.columns([2, 3])
 with gauge:
-    st.plotly_chart(budget_gauge(status.spent.epsilon, budget.epsilon, keeper), key="budget_gauge")
+    show_chart(
+        budget_gauge(status.spent.epsilon, budget.epsilon, keeper), key="budget_gauge",
+        summary=f"ε spent under {keeper}, the accountant in force: {status.spent.epsilon:.6g} of the budget "
+        f"ε = {budget.epsilon:g} (δ = {budget.delta:g}); {status.remaining_epsilon:.6g} remains.",
+    )  # fmt: skip
 with facts:
     st.metric("remaining ε", f"{status.remaining_epsilon:.4g}", help=f"budget − spent, under {md(keeper)}")
     # A release of several pieces (a mean: sum and count) is several entries, one release.
     releases = group_releases(entries)
-    st.metric("releases", len(releases), help=f"{len(entries)} ledger entries")
+    st.metric("releases", len(releases), help=plural(len(entries), "ledger entry", "ledger entries"))
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")
 
@@ -54,12 +60,19 @@ group = int(
 )
 base_totals = ledger().totals(record)  # once per rerun; groups derive from it
 totals = {name: (t.for_group(group) if t is not None and group > 1 else t) for name, t in base_totals.items()}
+kept = totals.get(keeper)
+st.markdown(
+    f"Only the **{md(keeper)}** accountant's total is budget spent: every release is checked against it. "
+    "The others add up the same releases by other rules; each of their totals is also a valid guarantee, "
+    "and a larger one is a looser bound on the same releases, not more budget spent."
+)
 st.dataframe(
     pd.DataFrame(
         [{"accountant": name, "total ε": None if total is None else total.epsilon,
           "δ": None if total is None else total.delta,
-          "note": "cannot account for one of these releases" if total is None
-          else (f"smallest here: {total.via}" if name == "tightest" else "")}
+          "what it means": accountant_role(name, None if total is None else total.epsilon, keeper,
+                                           None if kept is None else kept.epsilon),
+          "note": "" if total is None else (f"smallest here: {total.via}" if name == "tightest" else "")}
          for name, total in totals.items()]
     ),
     hide_index=True, key="budget_totals",
@@ -69,7 +82,16 @@ st.dataframe(
 if group > 1:
     st.caption(f"For groups of {group} records: (gε, g·e^((g−1)ε)·δ) applied to each total.")
 if entries:
-    st.plotly_chart(cumulative_budget_figure(ledger().cumulative(record), budget.epsilon), key="budget_steps")
+    steps = ledger().cumulative(record)
+    counted = "releases" if len(releases) == len(entries) else "ledger entries (a mean: several)"
+    show_chart(
+        cumulative_budget_figure(steps, budget.epsilon, accountant=keeper, delta=budget.delta,
+                                 counted=counted),
+        key="budget_steps", table=cumulative_table(steps, keeper, counted),
+        summary=f"Total ε at δ = {budget.delta:g} after the first n {counted}, under every accountant; "
+        f"{keeper} is in force (its total is budget spent, against the budget ε = {budget.epsilon:g}); "
+        "the others are other valid bounds on the same releases.",
+    )  # fmt: skip
 
 st.subheader("Releases")
 shown = entries
@@ -114,7 +136,8 @@ if upload is not None and st.session_state.get("budget_import_seen") != (upload.
         st.error(f"Not imported (the ledger is unchanged): {md(error)}", icon=":material/error:")
     else:
         over = " The table is now over its budget." if report.over_budget else ""
-        st.success(f"Imported {report.added} release(s); {report.present} were already here.{over}")
+        here = "was" if report.present == 1 else "were"
+        st.success(f"Imported {plural(report.added, 'release')}; {report.present} {here} already here.{over}")
         st.caption(md(report.origin))
 
 with st.expander("Signing keys: what an export proves"):

@@ -9,7 +9,9 @@ import streamlit as st
 from dpdash import comparison
 from dpdash.facts import Facts
 from dpdash.wording import guarantee
+from ui.chart_view import show_chart
 from ui.charts import accuracy_curve_figure, noise_figure
+from ui.numbers import all_of, delta_text, plural
 from ui.text import show_guarantee
 from ui.widgets import EPSILON_STOPS, delta_control, epsilon_control
 
@@ -44,7 +46,7 @@ def _invert(alpha: float, delta: float, l1: float, l2: float, k: int, confidence
 
 controls, settings = st.columns([3, 2], gap="large")
 with controls:
-    epsilon = epsilon_control("explorer_epsilon")
+    epsilon = epsilon_control("explorer_epsilon", label="ε to compare the mechanisms at")
     delta = delta_control("explorer_delta")
 with settings:
     l1 = st.number_input(
@@ -74,9 +76,9 @@ if epsilon is None:
 table = _compare(epsilon, delta, l1, l2, k, confidence)
 candidates = comparison.lineup(epsilon=epsilon, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2)
 
-st.plotly_chart(noise_figure(candidates), width="stretch", key="explorer_noise_chart")
+show_chart(noise_figure(candidates), key="explorer_noise_chart")
 
-answers = "one answer" if k == 1 else f"all {k} answers at once"
+answers = all_of(k, "answer") + ("" if k == 1 else " at once")
 st.subheader(f"Accuracy at ε = {epsilon:g}")
 st.markdown(
     f"**±a** is the exact half-width: with probability {confidence:.1%} the noise on {answers} is "
@@ -85,40 +87,48 @@ st.markdown(
 )
 
 
-def _delta_text(delta: float) -> str:
-    return "" if delta != delta else "0 (pure)" if delta == 0 else f"{delta:.0e}"  # NaN: unavailable
+def _readable(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with ``columns`` renamed, numbers to 4 significant digits and δ written out; a mechanism
+    that does not apply reads "n/a" in each cell, with the reason in its "why n/a" column (never None)."""
+    shown = frame.assign(**{c: frame[c].map(delta_text) for c in ("delta",) if c in frame})
+    numbers = [c for c in columns if c not in ("mechanism", "delta") and c in frame]
+    for column in numbers:
+        shown[column] = [v if isinstance(v, str) else "n/a" if v != v else f"{v:.4g}" for v in frame[column]]
+    return shown.rename(columns=columns | {"note": "why n/a"})[[*columns.values(), "why n/a"]]
 
 
-shown = table.assign(delta=table["delta"].map(_delta_text))
-shown = shown.rename(
-    columns={
+shown = _readable(
+    table,
+    {
+        "mechanism": "mechanism",
         "delta": "δ",
         "sensitivity": "Δ",
         "sensitivity_norm": "Δ measured as",
         "scale": "scale (b or σ)",
         "sd": "SD",
         "half_width_1": f"±a, one answer ({confidence:.0%})",
-        "half_width_k": f"±a, all {k} answers ({confidence:.0%})",
-        "union_bound_k": f"union bound, {k} answers",
-    }
-).drop(columns=["epsilon", "note"])
-number = st.column_config.NumberColumn(format="%.4g")
-st.dataframe(shown, hide_index=True, width="stretch", column_config={
-    column: number for column in shown.columns[4:]
-})  # fmt: skip
+        # for k = 1 the same column as the one before
+        **({} if k == 1 else {"half_width_k": f"±a, {all_of(k, 'answer')} at once ({confidence:.0%})"}),
+        "union_bound_k": f"union bound, {plural(k, 'answer')}",
+    },
+)
+st.dataframe(shown, hide_index=True, width="stretch", key="explorer_table")
 for _, row in table[table["note"] != ""].iterrows():
-    st.caption(f"**{row['mechanism']}**: {row['note']}")
+    st.caption(f"**{row['mechanism']}** (n/a): {row['note']}")
 st.download_button(
     "Download this table (CSV)", table.to_csv(index=False).encode(),
     file_name=f"mechanisms_eps{epsilon:g}.csv", mime="text/csv", key="explorer_download_table",
 )  # fmt: skip
 
 curves = _curves(delta, l1, l2, k, confidence)
-st.plotly_chart(
+show_chart(
     accuracy_curve_figure(curves, current_epsilon=epsilon, confidence=confidence, k=k),
-    width="stretch",
     key="explorer_curve_chart",
-)
+    table=curves.pivot(index="epsilon", columns="mechanism", values="half_width").reset_index()
+    .rename(columns={"epsilon": "ε"}).map(lambda v: "n/a" if v != v else f"{v:.4g}"),
+    summary=f"Exact ±a for {answers} at {confidence:.1%} against ε, one column per mechanism; "
+    f"ε now = {epsilon:g}. n/a: the mechanism does not apply at that ε.",
+)  # fmt: skip
 
 st.subheader("What ε does an accuracy cost?")
 alpha = st.number_input(
@@ -127,14 +137,12 @@ alpha = st.number_input(
 )  # fmt: skip
 inverse = _invert(alpha, delta, l1, l2, k, confidence)
 st.dataframe(
-    inverse.drop(columns=["note"]).rename(columns={"epsilon": "smallest ε", "half_width_k": "±a at that ε"}),
-    hide_index=True, width="stretch",
-    column_config={"smallest ε": st.column_config.NumberColumn(format="%.4g"),
-                   "±a at that ε": st.column_config.NumberColumn(format="%.4g")},
+    _readable(inverse, {"mechanism": "mechanism", "epsilon": "smallest ε", "half_width_k": "±a at that ε"}),
+    hide_index=True, width="stretch", key="explorer_inverse",
 )  # fmt: skip
 for _, row in inverse[inverse["note"] != ""].iterrows():
-    st.caption(f"**{row['mechanism']}**: {row['note']}")
+    st.caption(f"**{row['mechanism']}** (n/a): {row['note']}")
 st.caption(
-    f"δ = {delta:.0e} is kept fixed for the Gaussian-type mechanisms. Integer mechanisms can reach ±0 "
-    "(exact answers at this confidence) at large ε; the log-scale chart above leaves those points out."
+    f"δ = {delta_text(delta)} is kept fixed for the Gaussian-type mechanisms. Integer mechanisms can reach "
+    "±0 (exact answers at this confidence) at large ε; the log-scale chart above leaves those points out."
 )

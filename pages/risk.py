@@ -13,7 +13,9 @@ from dpdash import risk
 from dpdash.errors import DPDashError
 from dpdash.mechanisms import Laplace
 from dpdash.wording import guarantee
-from ui.charts import icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
+from ui.chart_view import show_chart
+from ui.charts import LAYOUT, icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
+from ui.numbers import delta_text
 from ui.state import active_table, ledger, registered
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control
@@ -25,7 +27,7 @@ show_guarantee(guarantee(active_table().facts.unit), key="risk_guarantee", lead=
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    epsilon = epsilon_control("risk_epsilon")
+    epsilon = epsilon_control("risk_epsilon", label="ε to explain")
 with right:
     prior = st.slider(
         "Attacker's belief before the release that a given person is in the data",
@@ -46,7 +48,14 @@ st.markdown(
 )
 picture, words = st.columns([2, 3], gap="large")
 with picture:
-    st.plotly_chart(icon_array_figure(before=icons.before, after=icons.after), key="risk_icons")
+    show_chart(
+        icon_array_figure(before=icons.before, after=icons.after), key="risk_icons",
+        summary=f"100 people drawn as dots. {icons.sentence()}",
+        table=pd.DataFrame({
+            "dots": ["right without the release", "at most this many more with it", "others"],
+            "people (of 100)": [icons.before, icons.after - icons.before, 100 - icons.after],
+        }),
+    )  # fmt: skip
 with words:
     st.markdown(f"#### {icons.sentence()}")
     st.caption(
@@ -69,7 +78,7 @@ try:  # the active table's releases, and their total under its accountant, from 
                           float(risk.posterior_bound(prior, total.epsilon))))  # fmt: skip
 except DPDashError as error:
     st.warning(f"The ledger's releases are not shown: {md(error)}", icon=":material/warning:")
-st.plotly_chart(
+show_chart(
     posterior_figure(prior=prior, epsilons=epsilons, posteriors=curve, marks=marks),
     key="risk_posterior_chart",
 )
@@ -98,7 +107,7 @@ st.subheader("The best possible membership test")
 fpr = np.linspace(0, 1, 401)
 max_tpr = risk.max_detection_rate(fpr, epsilon, delta)
 at_one_percent = float(risk.max_detection_rate(0.01, epsilon, delta))
-st.plotly_chart(tradeoff_figure(fpr=fpr, max_tpr=max_tpr, epsilon=epsilon, delta=delta), key="risk_tradeoff")
+show_chart(tradeoff_figure(fpr=fpr, max_tpr=max_tpr, epsilon=epsilon, delta=delta), key="risk_tradeoff")
 st.markdown(
     f"At **1% false positives** the best attacker detects at most **{at_one_percent:.1%}** of the people "
     f"who are in the data (ε = {epsilon:g}, δ = {delta:g}; Kairouz, Oh & Viswanath 2015). Random guessing "
@@ -107,18 +116,21 @@ st.markdown(
 
 st.subheader("Reference points")
 points = [(p.label, p.epsilon) for p in risk.REFERENCE_POINTS]
-st.plotly_chart(reference_figure(points, epsilon), key="risk_reference_chart")
+show_chart(
+    reference_figure(points, epsilon), key="risk_reference_chart",
+    summary=f"Reference ε values on a log scale; your ε = {epsilon:g}. The table after the chart lists them.",
+    table=pd.DataFrame({"reference": [label for label, _ in points], "ε": [f"{e:.3g}" for _, e in points]}),
+)  # fmt: skip
 st.dataframe(
     pd.DataFrame(
         [
-            {"reference": p.label, "ε": p.epsilon, "δ": p.delta, "unit of privacy": p.unit,
+            {"reference": p.label, "ε": p.epsilon, "δ": delta_text(p.delta), "unit of privacy": p.unit,
              "time window": p.window, "source": p.source}
             for p in risk.REFERENCE_POINTS
         ]
     ),
     hide_index=True,
-    column_config={"ε": st.column_config.NumberColumn(format="%.3g"),
-                   "δ": st.column_config.NumberColumn(format="%.0e")},
+    column_config={"ε": st.column_config.NumberColumn(format="%.3g")},
     key="risk_reference_table",
 )  # fmt: skip
 
@@ -136,9 +148,9 @@ with st.expander("Is Alice, who has diabetes, in the data? (neighbouring dataset
     figure = go.Figure()
     figure.add_scatter(x=x, y=noise.pdf(x - 100), name="without Alice (count 100)", line={"color": "#0072B2"})
     figure.add_scatter(x=x, y=noise.pdf(x - 101), name="with Alice (count 101)", line={"color": "#D55E00"})
-    figure.update_layout(template="plotly_white", xaxis_title="released count", yaxis_title="density",
-                         legend={"orientation": "h", "y": -0.25}, margin={"t": 20})  # fmt: skip
-    st.plotly_chart(figure, key="risk_alice_chart")
+    figure.update_layout(**LAYOUT, xaxis_title="released count", yaxis_title="density",
+                         title="The two densities: without and with Alice")  # fmt: skip
+    show_chart(figure, key="risk_alice_chart", nested=True)
 with st.expander("10 000 name counts at once"):
     names = Laplace(epsilon=epsilon, sensitivity=1.0)
     st.markdown(

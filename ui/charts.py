@@ -6,12 +6,15 @@ mechanism keeps its colour on every chart.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from dpdash.audit import AuditResult
 from dpdash.comparison import Candidate
+from ui.numbers import all_of, delta_text
 
 MECHANISM_COLOURS = {
     "Laplace": "#0072B2",
@@ -22,12 +25,24 @@ MECHANISM_COLOURS = {
     "Staircase": "#56B4E9",
 }
 DASHES = {"Gaussian (classic)": "dash", "Staircase": "dot"}
-_LAYOUT = {
+#: The house layout. The legend sits at the very bottom of the figure (container coordinates), under the
+#: x-axis title whatever the figure's height, so the two never overlap.
+LAYOUT = {
     "template": "plotly_white",
-    "margin": {"l": 60, "r": 20, "t": 50, "b": 110},
-    "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+    "margin": {"l": 60, "r": 20, "t": 50, "b": 120},
+    "legend": {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.01, "x": 0},
     "hovermode": "x unified",
 }
+
+
+def mark_x(figure: go.Figure, x: float, text: str, *, log: bool, line: dict[str, object]) -> None:
+    """A vertical line at ``x`` with its label just right of it at the top. On a log axis Plotly places
+    an annotation at 10^x (unlike the line), so its position is given as log10(x)."""
+    figure.add_vline(x=x, line=line, layer="below")  # under the traces' text labels
+    figure.add_annotation(
+        x=math.log10(x) if log else x, xref="x", y=1, yref="paper", text=text, showarrow=False,
+        xanchor="left", yanchor="bottom", xshift=3,
+    )
 
 
 def noise_figure(candidates: list[Candidate], *, coverage: float = 0.995) -> go.Figure:
@@ -60,7 +75,7 @@ def noise_figure(candidates: list[Candidate], *, coverage: float = 0.995) -> go.
                 hovertemplate="%{y:.4f}",
             )  # fmt: skip
     figure.update_layout(
-        **_LAYOUT,
+        **LAYOUT,
         title="Noise added to one answer",
         xaxis_title="noise (answer − true value)",
         yaxis_title="density / probability",
@@ -81,15 +96,40 @@ def accuracy_curve_figure(
             line={"color": MECHANISM_COLOURS[label], "width": 2, "dash": DASHES.get(label, "solid")},
             hovertemplate="ε = %{x:.3g}: ±%{y:.3g}",
         )  # fmt: skip
-    figure.add_vline(x=current_epsilon, line={"color": "#444", "dash": "dot"}, annotation_text="ε now")
-    answers = "one answer" if k == 1 else f"all {k} answers"
+    mark_x(figure, current_epsilon, "ε now", log=True, line={"color": "#444", "dash": "dot"})
+    answers = all_of(k, "answer")
     figure.update_layout(
-        **_LAYOUT,
+        **LAYOUT,
         title=f"Error you can expect: {confidence:.0%} of releases have {answers} within ±",
         xaxis={"type": "log", "title": "ε  (← more privacy · more accuracy →)"},
         yaxis={"type": "log", "title": "half-width ±a"},
     )
     return figure
+
+
+#: Marks closer than this (in decades of ε) share one label; closer than ``_NEAR_DECADES`` their labels
+#: alternate sides.
+_SAME_DECADES, _NEAR_DECADES = 0.02, 0.6
+
+
+def merge_marks(marks: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    """Marks (label, ε, posterior) sorted by ε, those at (nearly) the same ε merged into one whose label
+    names them all ("release 1 · total (tightest)"; more than three: the first, "…", the last and
+    how many), so no two labels print over each other."""
+    groups: list[list[tuple[str, float, float]]] = []
+    for mark in marks:  # labels keep their given order within a group
+        same = [g for g in groups if abs(math.log10(mark[1]) - math.log10(g[0][1])) < _SAME_DECADES]
+        if same:
+            same[0].append(mark)
+        else:
+            groups.append([mark])
+    merged = []
+    for group in sorted(groups, key=lambda g: g[0][1]):
+        labels = [label for label, _, _ in group]
+        if len(labels) > 3:
+            labels = [labels[0], "…", f"{labels[-1]} ({len(group)} marks)"]
+        merged.append((" · ".join(labels), group[0][1], group[0][2]))
+    return merged
 
 
 def posterior_figure(
@@ -102,14 +142,19 @@ def posterior_figure(
         line={"color": "#D55E00", "width": 3}, hovertemplate="ε = %{x:.3g}: at most %{y:.1%}",
     )  # fmt: skip
     figure.add_hline(y=prior, line={"color": "#0072B2", "dash": "dash"}, annotation_text=f"prior {prior:.0%}")
-    for label, epsilon, posterior in marks:
+    previous = -math.inf
+    above = True
+    for label, epsilon, posterior in merge_marks(marks):
+        near = math.log10(epsilon) - previous < _NEAR_DECADES
+        above = not above if near else True  # neighbours alternate above-left and below-right
+        previous = math.log10(epsilon)
         figure.add_scatter(
             x=[epsilon], y=[posterior], mode="markers+text", name=label, text=[label],
-            textposition="top left", marker={"size": 11, "color": "#000"},
+            textposition="top left" if above else "bottom right", marker={"size": 11, "color": "#000"},
             hovertemplate=f"{label}: ε = %{{x:.3g}}, belief at most %{{y:.1%}}<extra></extra>",
         )  # fmt: skip
     figure.update_layout(
-        **{**_LAYOUT, "hovermode": "closest"},
+        **{**LAYOUT, "hovermode": "closest", "margin": {"l": 60, "r": 20, "t": 50, "b": 60}},  # no legend
         title="How sure can an attacker become that a person is in the data?",
         xaxis={"type": "log", "title": "ε"},
         yaxis={"title": "attacker's belief", "tickformat": ".0%", "range": [0, 1.02]},
@@ -134,8 +179,8 @@ def tradeoff_figure(*, fpr: np.ndarray, max_tpr: np.ndarray, epsilon: float, del
     )  # fmt: skip
     figure.add_annotation(x=0.25, y=0.9, text="ruled out by DP", showarrow=False, font={"color": "#D55E00"})
     figure.update_layout(
-        **{**_LAYOUT, "hovermode": "closest"},
-        title=f"Membership tests under (ε = {epsilon:g}, δ = {delta:g})-DP",
+        **{**LAYOUT, "hovermode": "closest"},
+        title=f"Membership tests under (ε = {epsilon:g}, δ = {delta_text(delta)})-DP",
         xaxis={"title": "false-positive rate", "tickformat": ".0%", "range": [0, 1]},
         yaxis={"title": "detection rate (true positives)", "tickformat": ".0%", "range": [0, 1]},
     )
@@ -159,7 +204,7 @@ def icon_array_figure(*, before: int, after: int) -> go.Figure:
             marker={"size": 22, "color": colour, "symbol": "circle"},
         )  # fmt: skip
     figure.update_layout(
-        **{**_LAYOUT, "hovermode": False, "margin": {"l": 10, "r": 10, "t": 10, "b": 60}},
+        **{**LAYOUT, "hovermode": False, "margin": {"l": 10, "r": 10, "t": 10, "b": 60}},
         xaxis={"visible": False, "range": [-0.7, 9.7]},
         yaxis={"visible": False, "range": [-0.7, 9.7], "scaleanchor": "x"},
         height=380,
@@ -177,144 +222,13 @@ def reference_figure(points: list[tuple[str, float]], current_epsilon: float) ->
             marker={"size": 12, "color": "#0072B2"}, showlegend=False,
             hoverinfo="skip",
         )  # fmt: skip
-    figure.add_vline(x=current_epsilon, line={"color": "#D55E00", "width": 3}, annotation_text="your ε")
+    mark_x(figure, current_epsilon, "your ε", log=True, line={"color": "#D55E00", "width": 3})
     figure.update_layout(
-        **{**_LAYOUT, "hovermode": False, "margin": {"l": 10, "r": 10, "t": 30, "b": 50}},
+        **{**LAYOUT, "hovermode": False, "margin": {"l": 10, "r": 10, "t": 30, "b": 50}},
         xaxis={"type": "log", "title": "ε", "range": [-2.2, 2.0]},
         yaxis={"visible": False, "range": [-0.7, len(points) - 0.3]},
         height=70 + 45 * len(points),
     )
-    return figure
-
-
-def quantile_dotplot_figure(
-    dots: np.ndarray,
-    true_values: np.ndarray | None,
-    labels: list[str],
-    *,
-    half_width: float | np.ndarray | None = None,
-    title: str = "Possible releases (simulated: spends no budget)",
-) -> go.Figure:
-    """One strip per answer: its possible releases as equal-probability dots (stacked where they
-    fall in the same bin, fixed dot size), the true value as a red tick (data owner only) and the
-    ± half-width (one for all answers, or one per answer) as a band."""
-    n_rows, n_dots = dots.shape
-    widths = None if half_width is None else np.broadcast_to(np.asarray(half_width, dtype=float), (n_rows,))
-    figure = go.Figure()
-    span = float(np.ptp(dots)) or 1.0
-    width = span / 40.0
-    for i in range(n_rows):
-        bins = np.round((dots[i] - dots[i].min()) / width)
-        stack = np.zeros(n_dots)
-        for value in np.unique(bins):
-            members = np.flatnonzero(bins == value)
-            stack[members] = np.arange(members.size)
-        figure.add_scatter(
-            x=dots[i], y=i + 0.12 * stack - 0.3, mode="markers", showlegend=i == 0,
-            name=f"possible release (each dot: 1 in {n_dots})",
-            marker={"size": 9, "color": "#0072B2", "line": {"width": 0}},
-            hovertemplate=f"{labels[i]}: a 1-in-{n_dots} chance near %{{x:.4g}}<extra></extra>",
-        )  # fmt: skip
-        if true_values is not None:
-            figure.add_scatter(
-                x=[true_values[i]], y=[i - 0.05], mode="markers", showlegend=i == 0,
-                name="true value (owner only)", marker={"symbol": "line-ns", "size": 26,
-                "line": {"width": 3, "color": "#D55E00"}},
-                hovertemplate=f"{labels[i]}: true value %{{x:.4g}}<extra></extra>",
-            )  # fmt: skip
-            if widths is not None:
-                figure.add_shape(
-                    type="rect", x0=true_values[i] - widths[i], x1=true_values[i] + widths[i],
-                    y0=i - 0.42, y1=i + 0.42, line={"width": 0}, fillcolor="rgba(0,114,178,0.08)",
-                )  # fmt: skip
-    figure.update_layout(
-        **{**_LAYOUT, "hovermode": "closest"},
-        title=title,
-        xaxis_title="released value − true value (0: the true value, owner only)",
-        yaxis={"tickmode": "array", "tickvals": list(range(n_rows)), "ticktext": labels,
-               "range": [-0.6, n_rows - 0.2], "autorange": "reversed"},
-        height=max(260, 70 * n_rows + 140),
-    )  # fmt: skip
-    return figure
-
-
-def possible_release_animation(
-    draws: np.ndarray, true_values: np.ndarray | None, labels: list[str]
-) -> go.Figure:
-    """An animated bar chart: each frame one possible (simulated) release, with Play and Stop."""
-    frames = [
-        go.Frame(data=[go.Bar(x=labels, y=draw, marker_color="#0072B2", name="possible release")],
-                 name=str(i))
-        for i, draw in enumerate(draws)
-    ]  # fmt: skip
-    figure = go.Figure(
-        data=[go.Bar(x=labels, y=draws[0], marker_color="#0072B2", name="possible release")], frames=frames
-    )
-    if true_values is not None:
-        figure.add_scatter(
-            x=labels, y=true_values, mode="markers", name="true value (owner only)",
-            marker={"symbol": "line-ew", "size": 30, "line": {"width": 3, "color": "#D55E00"}},
-        )  # fmt: skip
-    low = float(min(draws.min(), 0 if true_values is None else true_values.min()))
-    high = float(max(draws.max(), 0 if true_values is None else true_values.max()))
-    pad = 0.08 * (high - low or 1.0)
-    figure.update_layout(
-        **_LAYOUT,
-        title="One possible release at a time (simulated: spends no budget)",
-        yaxis={"range": [low - pad, high + pad], "title": "value"},
-        updatemenus=[{
-            "type": "buttons", "direction": "left", "x": 1, "xanchor": "right", "y": 1.2, "showactive": False,
-            "buttons": [
-                {"label": "▶ Play", "method": "animate",
-                 "args": [None, {"frame": {"duration": 600, "redraw": True}, "fromcurrent": True,
-                                 "transition": {"duration": 250}}]},
-                {"label": "■ Stop", "method": "animate",
-                 "args": [[None], {"frame": {"duration": 0, "redraw": False}, "mode": "immediate"}]},
-            ],
-        }],
-    )  # fmt: skip
-    return figure
-
-
-ACCOUNTANT_COLOURS = {
-    "basic": "#999999", "advanced": "#CC79A7", "optimal": "#E69F00", "zcdp": "#56B4E9",
-    "rdp": "#009E73", "pld": "#0072B2", "tightest": "#D55E00",
-}  # fmt: skip
-
-
-def cumulative_budget_figure(rows: list[tuple[int, dict[str, float | None]]], budget: float) -> go.Figure:
-    """Total ε after each release, one step line per accountant, the budget as a line."""
-    figure = go.Figure()
-    names = list(rows[0][1]) if rows else []
-    for name in names:
-        xs = [n for n, totals in rows if totals.get(name) is not None]
-        ys = [totals[name] for n, totals in rows if totals.get(name) is not None]
-        figure.add_scatter(
-            x=xs, y=ys, mode="lines+markers", name=name, line={"shape": "hv", "width": 3 if name == "tightest"
-            else 1.5, "color": ACCOUNTANT_COLOURS.get(name, "#444")},
-            hovertemplate=f"{name}: after %{{x}} releases, ε = %{{y:.4g}}<extra></extra>",
-        )  # fmt: skip
-    figure.add_hline(
-        y=budget, line={"color": "#000", "dash": "dash"}, annotation_text=f"budget ε = {budget:g}"
-    )
-    figure.update_layout(
-        **{**_LAYOUT, "hovermode": "closest"},
-        title="Total ε spent, by accountant (at the budget's δ)",
-        xaxis={"title": "releases", "rangemode": "tozero", "tickformat": "d"},
-        yaxis={"title": "total ε", "rangemode": "tozero"},
-    )
-    return figure
-
-
-def budget_gauge(spent: float, budget: float, accountant: str) -> go.Figure:
-    """The share of the budget spent under the dataset's accountant."""
-    figure = go.Figure(go.Indicator(
-        mode="gauge+number", value=spent, number={"valueformat": ".4g", "suffix": f" of {budget:g}"},
-        title={"text": f"ε spent ({accountant})"},
-        gauge={"axis": {"range": [0, budget]}, "bar": {"color": "#D55E00" if spent >= budget else "#0072B2"},
-               "steps": [{"range": [0, budget], "color": "#EEF2F6"}]},
-    ))  # fmt: skip
-    figure.update_layout(height=260, margin={"l": 30, "r": 30, "t": 60, "b": 10})
     return figure
 
 
@@ -374,7 +288,7 @@ def audit_histograms(result: AuditResult) -> go.Figure:
                 "line": {"color": "#009E73", "width": 1}},
     )  # fmt: skip
     figure.update_layout(
-        **{**_LAYOUT, "hovermode": "closest"},
+        **{**LAYOUT, "hovermode": "closest"},
         barmode="overlay",
         title=f"Where the outputs fall: {result.trials:,} trials on each input".replace(",", " "),
         separators=". ",
@@ -420,7 +334,7 @@ def audit_progress(history: list[tuple[int, float]], claimed: float) -> go.Figur
     )
     top = max([claimed, *bounds]) * 1.15
     figure.update_layout(
-        **{**_LAYOUT, "hovermode": "closest", "margin": {"l": 60, "r": 20, "t": 50, "b": 50}},
+        **{**LAYOUT, "hovermode": "closest", "margin": {"l": 60, "r": 20, "t": 50, "b": 50}},
         title="The bound as the evidence accumulates",
         separators=". ",
         xaxis={"title": "trials per side", "rangemode": "tozero", "tickformat": ",d"},

@@ -19,7 +19,10 @@ from dpdash.accuracy import simultaneous_tail
 from dpdash.errors import DPDashError
 from dpdash.queries import OTHER, CompositeQuery, Evaluation, Query
 from dpdash.release import describe_postprocessing
-from ui.charts import possible_release_animation, quantile_dotplot_figure
+from ui.chart_view import show_chart
+from ui.numbers import percent, plural, thousands
+from ui.possible_releases import possible_releases
+from ui.preview_charts import dotplot_table, quantile_dotplot_figure
 from ui.text import md
 
 #: At most this many values are drawn in the dotplot and the animation (the table lists all).
@@ -75,7 +78,7 @@ def numeric_preview(
         columns[1].metric("true value (owner only)", f"{float(truth[real][0]):.6g}")
     relative = accuracy.relative_errors()
     columns[2].metric(
-        "relative error" + (" (median)" if k_real > 1 else ""), _percent(float(np.median(relative[real])))
+        "relative error" + (" (median)" if k_real > 1 else ""), percent(float(np.median(relative[real])))
     )
     columns[3].metric(
         "chance some value < 0" if k_real > 1 else "chance the value < 0",
@@ -84,7 +87,7 @@ def numeric_preview(
     kind = "Exact" if accuracy.method == "exact" else "Simulated preview"
     st.caption(
         f"**± definition ({kind.lower()}).** {md(accuracy.definition)}. Relative error: ± / |true value|. "
-        + (f"Headline numbers are over the {k_real} declared cells; {OTHER} is shown apart below. "
+        + (f"Headline numbers are over the {plural(k_real, 'declared cell')}; {OTHER} is shown apart below. "
            if k_real != truth.size else "")
         + f"Mechanism: {md(mechanism_label)}."
     )  # fmt: skip
@@ -107,7 +110,7 @@ def numeric_preview(
             st.caption(
                 f"**{OTHER}** (values outside the declared categories or bins, shown apart): true count "
                 f"{truth[i]:g} (owner only), ±{_fmt(float(each[i]))}, relative error "
-                f"{_percent(float(relative[i]))}, chance < 0: {accuracy.chance_below(0.0)[i]:.1%}."
+                f"{percent(float(relative[i]))}, chance < 0: {accuracy.chance_below(0.0)[i]:.1%}."
             )
 
     order = np.flatnonzero(real)[:SHOWN]
@@ -119,14 +122,14 @@ def numeric_preview(
         else f"from {accuracy.draws:,} seeded draws"
     )
     title = f"Possible releases (simulated: spends no budget) · dots: {how}"
-    st.plotly_chart(
-        quantile_dotplot_figure(
-            offsets, np.zeros(order.size), shown_labels, half_width=each[order], title=title
-        ),
-        key=f"{key}_dotplot",
-    )
-    draws = accuracy.possible_releases(30)[:, order]
-    st.plotly_chart(possible_release_animation(draws, truth[order], shown_labels), key=f"{key}_animation")
+    show_chart(
+        quantile_dotplot_figure(offsets, np.zeros(order.size), shown_labels, half_width=each[order],
+                                title=title),
+        key=f"{key}_dotplot", table=dotplot_table(offsets, shown_labels, each[order]),
+        summary=f"Each dot is one of {offsets.shape[1]} equally likely possible releases, as released value "
+        "− true value (owner only); the band is the ± above.",
+    )  # fmt: skip
+    possible_releases(accuracy.possible_releases(30)[:, order], truth[order], shown_labels, key=key)
     threshold = st.number_input(
         "Threshold to check (e.g. a policy cut-off)",
         value=float(np.median(truth[real])),
@@ -141,7 +144,7 @@ def numeric_preview(
                 "cell": np.where(real, "declared", "outside the declared list"),
                 "true (owner only)": truth,
                 f"± ({confidence:.0%})": each,
-                "relative error": relative,
+                "relative error": [percent(float(r)) for r in relative],
                 "chance noise crosses the threshold": crossing,
             }
         ),
@@ -149,7 +152,6 @@ def numeric_preview(
         key=f"{key}_crossing",
         column_config={
             "chance noise crosses the threshold": st.column_config.NumberColumn(format="percent"),
-            "relative error": st.column_config.NumberColumn(format="percent"),
         },
     )
 
@@ -162,10 +164,6 @@ def _joint_over(accuracy: preview.PreviewAccuracy, cells: np.ndarray) -> float:
     assert accuracy.samples is not None
     errors = np.max(np.abs(accuracy.samples[:, cells] - accuracy.truth[cells]), axis=1)
     return float(np.quantile(errors, accuracy.confidence, method="inverted_cdf"))
-
-
-def _percent(x: float) -> str:
-    return "∞" if not np.isfinite(x) else f"{x:.1%}"
 
 
 def selection_preview(
@@ -196,7 +194,7 @@ def selection_preview(
             relative = abs(a / exact) if exact else float("inf")
             columns = st.columns(3)
             columns[0].metric(f"± ({confidence:.0%})", _fmt(a))
-            columns[1].metric("relative error", _percent(relative))
+            columns[1].metric("relative error", percent(relative))
             columns[2].metric("true value (owner only)", f"{exact:.4g}")
             st.caption(
                 f"**± definition (exact).** With probability {confidence:.0%} the released "
@@ -207,7 +205,7 @@ def selection_preview(
             dots = preview.selection_dots(chances, query.candidates)[None, :] - exact
             title = "Possible releases (simulated: spends no budget) · dots: exact chances"
             figure = quantile_dotplot_figure(dots, np.zeros(1), [labels[i]], half_width=a, title=title)
-            st.plotly_chart(figure, key=f"{key}_selection_dotplot_{i}")
+            show_chart(figure, key=f"{key}_selection_dotplot_{i}", table=dotplot_table(dots, [labels[i]], a))
         top = np.argsort(-chances)[:10]
         st.markdown(
             f"**{md(labels[i])}**: the best candidate is **{md(best)}** (owner only). The "
@@ -235,13 +233,15 @@ def report_caption(query: Query, evaluation: Evaluation, selecting: bool) -> Non
         shown_bias = ", ".join(f"{b:+.4g}" for b in report.clipping_bias[:5])
         bias = f" Clipping moves the true answer by {shown_bias} (answer with the bounds − without them)."
     outside = (
-        f" {report.outside} value(s) outside the declared categories or bins ({report.outside_policy})."
+        f" {plural(report.outside, 'value')} outside the declared categories or bins "
+        f"({report.outside_policy})."
         if report.outside
         else ""
     )
     st.caption(
-        f"NOT PRIVATE (owner only): {report.rows:,} rows, {report.rows_used:,} used; "
+        f"NOT PRIVATE (owner only): {plural(report.rows, 'row')}, {thousands(report.rows_used)} used; "
         f"{report.missing} missing (dropped and counted); clipped {report.clipped_below} below and "
-        f"{report.clipped_above} above the declared bounds; {report.truncation.rows_truncated} rows beyond "
-        f"the per-person limit dropped.{bias}{outside}"
+        f"{report.clipped_above} above the declared bounds; "
+        f"{plural(report.truncation.rows_truncated, 'row')} beyond the per-person limit dropped."
+        f"{bias}{outside}"
     )

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpdash import _validation as check
 from dpdash.errors import DPDashError
+from ui.numbers import delta_text
 from ui.state import ActiveTable, budget_status
 from ui.text import md
 
@@ -18,28 +19,39 @@ DELTA_STOPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 EPSILON_WARNING = 5.0
 
 
-def epsilon_control(key: str, default: float = 1.0) -> float | None:
-    """A log-scale ε slider (0.01–10, ends labelled) with an optional exact value typed in.
+def epsilon_control(key: str, default: float = 1.0, *, label: str = "ε for this release") -> float | None:
+    """A log-scale ε slider (0.01–10, ends labelled) and a box to type an exact ε, with one value.
 
-    A typed value must lie in dpdash's supported range (``EPSILON_MIN`` to ``EPSILON_MAX``); moving the
-    slider clears the typed value, so the two controls never disagree silently.
+    The slider's state (``{key}_slider``) is the page's one ε: a valid typed value moves the slider to it
+    (added as a stop when it is not one), and moving the slider clears the typed text, so the two
+    controls never disagree. A typed value must lie in dpdash's supported range (``EPSILON_MIN`` to
+    ``EPSILON_MAX``). ``label`` names what the ε is for on this page ("ε for this release", "Claimed ε
+    to audit").
+
     Returns the ε to use, or ``None`` after showing an error when the typed value is not valid (the
     widgets keep their values; nothing is computed with an ε the person did not choose). Shows a
     warning at ε ≥ 5.
     """
-    typed_key = f"{key}_typed"
+    slider_key, typed_key = f"{key}_slider", f"{key}_typed"
+    if slider_key not in st.session_state:  # first visit, or back from another page
+        st.session_state[slider_key] = default
 
     def _slider_moved() -> None:
         st.session_state[typed_key] = ""
 
+    def _typed() -> None:
+        typed = _valid(st.session_state.get(typed_key, ""))
+        if typed is not None:
+            st.session_state[slider_key] = typed
+
+    shown = st.session_state[slider_key]
     slider = st.select_slider(
-        "Privacy budget ε",
-        options=EPSILON_STOPS,
-        value=default,
+        label,
+        options=sorted({*EPSILON_STOPS, shown}),
         format_func=lambda e: f"{e:g}",
-        key=f"{key}_slider",
+        key=slider_key,
         on_change=_slider_moved,
-        help="Smaller ε: more noise, more privacy. Each release spends ε from the dataset's budget.",
+        help="Smaller ε: more noise, more privacy. A typed ε shows here too.",
     )
     left, right = st.columns(2)
     left.caption("← more privacy")
@@ -48,8 +60,9 @@ def epsilon_control(key: str, default: float = 1.0) -> float | None:
         unsafe_allow_html=True,
     )
     typed = st.text_input(
-        "…or type an exact ε", key=typed_key, placeholder="e.g. 0.8",
-        help=f"Any ε from {check.EPSILON_MIN:g} to {check.EPSILON_MAX:g}; moving the slider clears it.",
+        "…or type an exact ε", key=typed_key, placeholder="e.g. 0.8", on_change=_typed,
+        help=f"Any ε from {check.EPSILON_MIN:g} to {check.EPSILON_MAX:g}; the slider moves to it. Moving "
+        "the slider clears this box.",
     )  # fmt: skip
     epsilon = slider
     if typed.strip():
@@ -72,13 +85,23 @@ def epsilon_control(key: str, default: float = 1.0) -> float | None:
     return epsilon
 
 
+def _valid(text: str) -> float | None:
+    """The typed text as a supported ε, or ``None`` (blank or invalid: the page shows why)."""
+    if not text.strip():
+        return None
+    try:
+        return check.epsilon(_number(text))
+    except DPDashError:
+        return None
+
+
 def delta_control(key: str, default: float = 1e-5) -> float:
     """A δ picker on a log scale (used by the Gaussian-type mechanisms only)."""
     return st.select_slider(
         "δ (Gaussian-type mechanisms only)",
         options=DELTA_STOPS,
         value=default,
-        format_func=lambda d: f"{d:.0e}",
+        format_func=delta_text,
         key=key,
         help="The probability that the ε guarantee may fail. Keep it well below 1/(number of people).",
     )

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.browser
 
 def _epsilon_shown(page: Page) -> str:
     """The value on the ε slider's thumb."""
-    slider = page.get_by_test_id("stSlider").filter(has_text="Privacy budget ε")
+    slider = page.get_by_test_id("stSlider").filter(has_text="ε for this release")
     return slider.get_by_test_id("stSliderThumbValue").inner_text()
 
 

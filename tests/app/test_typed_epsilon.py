@@ -95,3 +95,28 @@ def test_moving_the_slider_clears_the_typed_epsilon() -> None:
     at.select_slider(key="explorer_epsilon_slider").set_value(2.0).run()
     assert at.text_input(key="explorer_epsilon_typed").value == ""
     assert at.subheader[0].value == "Accuracy at ε = 2"
+
+
+@pytest.mark.parametrize("page", ["explorer", "risk", "audit"])
+def test_a_typed_epsilon_moves_the_slider_so_the_two_controls_agree(page: str) -> None:
+    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=90).run()
+    key = f"{page}_epsilon"
+    at.text_input(key=f"{key}_typed").input("0.5").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.select_slider(key=f"{key}_slider").value == 0.5
+    at.text_input(key=f"{key}_typed").input("0.8").run()  # not one of the slider's stops: added as one
+    slider = at.select_slider(key=f"{key}_slider")
+    assert slider.value == 0.8 and "0.8" in slider.options
+    at.text_input(key=f"{key}_typed").input("abc").run()  # an invalid ε leaves the slider where it was
+    assert at.select_slider(key=f"{key}_slider").value == 0.8 and at.error
+
+
+def test_each_epsilon_is_named_for_what_it_is() -> None:
+    labels = {}
+    for page in ("explorer", "risk", "audit"):
+        at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=90).run()
+        labels[page] = at.select_slider(key=f"{page}_epsilon_slider").label
+    assert labels == {
+        "explorer": "ε to compare the mechanisms at", "risk": "ε to explain", "audit": "Claimed ε to audit"
+    }
+    assert "Privacy budget ε" not in labels.values()
