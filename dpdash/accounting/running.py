@@ -108,9 +108,9 @@ FITS_MARGIN = 1e-6
 # A running PLD's tails are cut where each holds at most this mass (counted at +∞): far below TAIL_MASS, so
 # that many cuts move ε at δ = 1e-8 by less than 1e-10 relative, and above the FFTs' noise (~1e-21 a point).
 CUT_MASS = 1e-17
-# A running PLD folds its recent whole-data releases into the base once (paths)·len(recent) reaches this
-# share of len(base) (``_PLDSplit._fold``).
-FOLD_SHARE = 0.25
+# A running PLD folds its recent whole-data releases into the base once len(recent) reaches this share of
+# len(base) (``_PLDSplit._fold``).
+FOLD_SHARE = 0.1
 # A bounded tally's tails are cut where Chernoff's bound leaves at most this mass (counted at +∞ in full):
 # cuts are more frequent there, so each counts less; the window is then about ±9.6 standard deviations.
 BOUND_CUT_MASS = 1e-20
@@ -399,34 +399,87 @@ class _PLDTally(_Tally):
 
 
 class _Tails:
-    """δ of a loss pmf at many ε at once: δ(x) = U_i − e^x·V_i, with U_i = P[∞] + Σ_{j≥i} p_j and
-    V_i = Σ_{j≥i} p_j·e^(−l_j) over the grid losses l_j above x (i the first of them; a loss equal to x
-    adds nothing either way). U and V are suffix sums, computed only from the lowest index asked so far
-    (``start``; a budget check asks about the upper tail), and extended downwards, at least doubling."""
+    """The hockey-stick divergence of a loss pmf (the base of a split) at many ε at once.
+
+    With U_i = P[∞] + Σ_{j≥i} p_j and W_i = Σ_{j≥i} p_j·e^(l_i − l_j) (W_i = p_i + e^(−interval)·W_{i+1}, a
+    stable recurrence: every term ≤ 1), δ(x) = U_i − e^(x − l_i)·W_i where i is the first grid index with
+    loss l_i above x (a loss equal to x adds nothing either way). Both are suffix sums, computed only from
+    the lowest index asked so far (``start``; a budget check asks about the upper tail) and extended
+    downwards, at least doubling."""
 
     def __init__(self, pmf: _Pmf, interval: float) -> None:
         self.pmf, self.lower, self.interval = pmf, pmf.lower, interval
-        self.start = len(pmf.probs)  # upper[k], weighted[k] are U and V at index start + k
-        self.upper, self.weighted = np.array([pmf.infinity]), np.array([0.0])
+        self.size = len(pmf.probs)
+        self.start = self.size  # upper[k], kept[k] are U and W at index start + k
+        self.upper, self.kept = np.array([pmf.infinity]), np.array([0.0])
 
     def _extend(self, first: int) -> None:
-        size = len(self.pmf.probs)
-        start = max(0, min(first, self.start - max(size - self.start, 1024)))
-        probs = self.pmf.probs[start : self.start]
-        weights = probs * np.exp(-(self.lower + start + np.arange(len(probs))) * self.interval)
-        self.upper = np.concatenate([np.cumsum(probs[::-1])[::-1] + self.upper[0], self.upper])
-        self.weighted = np.concatenate([np.cumsum(weights[::-1])[::-1] + self.weighted[0], self.weighted])
+        start = max(0, min(first, self.start - max(self.size - self.start, 1024)))
+        probs = self.pmf.probs[start : self.start][::-1]
+        ratio = math.exp(-self.interval)
+        kept = signal.lfilter([1.0], [1.0, -ratio], probs, zi=[ratio * self.kept[0]])[0]
+        self.upper = np.concatenate([np.cumsum(probs)[::-1] + self.upper[0], self.upper])
+        self.kept = np.concatenate([kept[::-1], self.kept])
         self.start = start
 
+    def _suffix(self, lo: int) -> None:
+        if lo < self.start:
+            self._extend(lo)
+
     def delta(self, x: np.ndarray) -> np.ndarray:
-        size = len(self.pmf.probs)
-        first = np.clip(np.floor(x / self.interval).astype(np.int64) - self.lower + 1, 0, size)
-        lowest = int(first.min()) if len(first) else size
-        if lowest < self.start:
-            self._extend(lowest)
-        first -= self.start
-        with np.errstate(divide="ignore"):  # log 0 = −∞: no finite mass above x, and e^(x − ∞) = 0
-            return np.maximum(self.upper[first] - np.exp(x + np.log(self.weighted[first])), 0.0)
+        """δ at each ε in ``x``."""
+        first = np.clip(np.floor(x / self.interval).astype(np.int64) - self.lower + 1, 0, self.size)
+        self._suffix(int(first.min()) if len(first) else self.size)
+        offset = x - (self.lower + first) * self.interval  # ≤ 0: the first loss above x is at index first
+        k = first - self.start
+        return np.maximum(self.upper[k] - np.exp(np.minimum(offset, 0.0)) * self.kept[k], 0.0)
+
+    def shifted(self, lo: int, hi: int, scale: float) -> np.ndarray:
+        """D_i = U_i − scale·W_i for i = lo … hi (U_0 − scale·W_0·e^(i·interval) below 0, P[∞] from the
+        top): δ at every x whose first loss above it is l_i and x − l_i = log(scale), clipped at 0."""
+        index = np.arange(lo, hi + 1)
+        out = np.full(len(index), self.pmf.infinity)
+        inside = (index >= 0) & (index < self.size)
+        if inside.any():
+            self._suffix(int(index[inside][0]))
+            k = index[inside] - self.start
+            out[inside] = self.upper[k] - scale * self.kept[k]
+        below = index < 0
+        if below.any():
+            self._suffix(0)
+            out[below] = self.upper[0] - scale * self.kept[0] * np.exp(index[below] * self.interval)
+        return np.maximum(out, 0.0)
+
+    def path_deltas(self, limit: float, recent: _Pmf | None, owns: list[_Pmf | None]) -> list[float]:
+        """δ(limit) of base ⊗ recent ⊗ own for each own (None: nothing), from one correlation.
+
+        For J's loss at grid index L, x = limit − L·interval has its first base loss above it at index
+        K − L (K = ⌊limit/interval⌋ − lower + 1) with x − l = limit − (⌊limit/interval⌋ + 1)·interval, the
+        same for every L; so δ = P_J[∞] + Σ_b own(b)·F(K − b), F(k) = Σ_a recent(a)·D(k − a), one
+        convolution shared by every path, then one dot product per path."""
+        grid = math.floor(limit / self.interval)
+        scale = math.exp(min(limit - (grid + 1) * self.interval, 0.0))
+        top = grid - self.lower + 1  # K
+        spans = [(0, 0) if own is None else (own.lower, own.lower + len(own.probs) - 1) for own in owns]
+        b_lo, b_hi = min(lo for lo, _ in spans), max(hi for _, hi in spans)
+        if recent is None:
+            f = self.shifted(top - b_hi, top - b_lo, scale)  # F(k) = D(k)
+            recent_infinity = 0.0
+        else:
+            a_lo, a_hi = recent.lower, recent.lower + len(recent.probs) - 1
+            d = self.shifted(top - b_hi - a_hi, top - b_lo - a_lo, scale)
+            f = np.maximum(signal.fftconvolve(d, recent.probs, mode="valid"), 0.0)
+            recent_infinity = recent.infinity
+        out = []
+        for own in owns:  # f[j] = F(top − b_hi + j)
+            if own is None:  # b = 0 only, with mass 1
+                out.append(recent_infinity + float(f[b_hi]))
+                continue
+            lo = b_hi - (own.lower + len(own.probs) - 1)
+            values = f[lo : lo + len(own.probs)][::-1]
+            infinity = -math.expm1(math.log1p(-recent_infinity) + math.log1p(-own.infinity))
+            out.append(infinity + float(np.dot(own.probs, values)))
+        return out
 
 
 class _PLDSplit:
@@ -452,7 +505,6 @@ class _PLDSplit:
         self.recent_counts: Counter[PrivacyEvent] = Counter()
         self.owns: dict[Any, tuple[Counter[PrivacyEvent], _PLDTally]] = {}
         self._tails: dict[str, _Tails] | None = None
-        self._joints: dict[Any, dict[str, _Pmf] | None] = {}
 
     def copy(self) -> _PLDSplit:
         out = object.__new__(_PLDSplit)
@@ -462,7 +514,7 @@ class _PLDSplit:
         out.base, out.recent = self.base.copy(), self.recent.copy()  # type: ignore[assignment]
         out.recent_counts = Counter(self.recent_counts)
         out.owns = {key: (Counter(c), t.copy()) for key, (c, t) in self.owns.items()}  # type: ignore[misc]
-        out._tails, out._joints = self._tails, dict(self._joints)
+        out._tails = self._tails
         return out
 
     def update_whole(self, setting: PrivacyEvent, old: int, new: int) -> None:
@@ -470,16 +522,13 @@ class _PLDSplit:
             self.counts[setting] = new
             self._start(+self.counts)
             self._tails = None
-            self._joints.clear()
             return
         self.counts[setting] = new
         self.recent.update(setting, self.recent_counts[setting], self.recent_counts[setting] + new - old)
         self.recent_counts[setting] += new - old
-        self._joints.clear()
 
     def sync_rest(self, key: Any, path: _Path, whole: Counter[PrivacyEvent], setting: PrivacyEvent) -> None:
         """Path ``key``'s own releases after ``setting``'s count changed in it (if they are kept)."""
-        self._joints.pop(key, None)
         if key not in self.owns:
             return
         counts, tally = self.owns[key]
@@ -492,17 +541,14 @@ class _PLDSplit:
 
     def forget_rests(self) -> None:
         self.owns.clear()
-        self._joints.clear()
 
     def _base(self) -> dict[str, _Pmf] | None:
         if self.base.sides is None and not self.base.pending:
             return None
         return self.base.pmfs()
 
-    def _joint(self, key: Any, path: _Path, whole: Counter[PrivacyEvent]) -> dict[str, _Pmf] | None:
-        """J = recent ⊗ own of path ``key`` (None when both are empty), kept until either changes."""
-        if key in self._joints:
-            return self._joints[key]
+    def _own(self, key: Any, path: _Path, whole: Counter[PrivacyEvent]) -> dict[str, _Pmf] | None:
+        """The composed pmfs of path ``key``'s partitioned releases (None: it has none)."""
         if key not in self.owns:
             counts = Counter({s: c - whole[s] for s, c in path.counts.items() if c > whole[s]})
             tally = _PLDTally(self.accountant, bounded=True)
@@ -510,24 +556,26 @@ class _PLDSplit:
                 tally.update(setting, 0, count)
             self.owns[key] = (counts, tally)
         counts, tally = self.owns[key]
-        parts = [t.pmfs() for t, c in ((self.recent, self.recent_counts), (tally, counts)) if +c]
-        joint = None if not parts else parts[0] if len(parts) == 1 else _convolved(*parts)
-        self._joints[key] = joint
-        return joint
+        return tally.pmfs() if +counts else None
 
-    def _fold(self, paths: int) -> None:
-        """Fold ``recent`` into ``base`` when passes over the paths' J's carry more than FOLD_SHARE of the
-        base's length (one convolution of the base and new tails cost about one pass over the base)."""
+    def _joint(self, key: Any, path: _Path, whole: Counter[PrivacyEvent]) -> dict[str, _Pmf] | None:
+        """J = recent ⊗ own of path ``key`` (None when both are empty)."""
+        own = self._own(key, path, whole)
+        parts = [p for p in (self.recent.pmfs() if +self.recent_counts else None, own) if p is not None]
+        return None if not parts else parts[0] if len(parts) == 1 else _convolved(*parts)
+
+    def _fold(self) -> None:
+        """Fold ``recent`` into ``base`` once it is FOLD_SHARE of the base's length: every check correlates
+        the recent pmf with the base's tails, a fold convolves it into the base once."""
         if not +self.recent_counts or self.base.sides is None:
             return
         recent, base = self.recent.pmfs(), self.base.pmfs()
-        if max(paths, 1) * len(recent["remove"].probs) < FOLD_SHARE * len(base["remove"].probs):
+        if len(recent["remove"].probs) < FOLD_SHARE * len(base["remove"].probs):
             return
         self.base.absorb(self.recent)
         self.recent = _PLDTally(self.accountant, bounded=True)
         self.recent_counts = Counter()
         self._tails = None
-        self._joints.clear()
 
     def epsilon(self, key: Any, path: _Path, whole: Counter[PrivacyEvent], target_delta: float) -> float:
         """The path's ε at ``target_delta``: base ⊗ J composed, then ε of the composition."""
@@ -538,31 +586,34 @@ class _PLDSplit:
         return max(_epsilon_for_delta(pmf, interval, target_delta) for pmf in _convolved(*parts).values())
 
     def fits(
-        self, key: Any, path: _Path, whole: Counter[PrivacyEvent], target_delta: float, limit: float
+        self, paths: dict[Any, _Path], whole: Counter[PrivacyEvent], target_delta: float, limit: float
     ) -> bool | None:
-        """Whether the path's ε at ``target_delta`` is ≤ limit, from δ(limit): δ(ε) is non-increasing, so
+        """Whether every path's ε at ``target_delta`` is ≤ limit, from δ(limit): δ(ε) is non-increasing, so
         ε(δ) ≤ limit exactly when δ(limit) ≤ δ. None (ask ``epsilon``) within a relative FITS_MARGIN of
         the boundary, where this and ε's search could round differently."""
         if not (target_delta > 0.0 and math.isfinite(limit)):
             return None
         interval = self.accountant.interval
         limit = max(limit, 0.0)
-        base, joint = self._base(), self._joint(key, path, whole)
-        answer: bool | None = True
-        if base is None:
-            deltas = [_delta_for_epsilon(pmf, interval, limit) for pmf in (joint or {}).values()]
+        base = self._base()
+        owns = [self._own(key, path, whole) for key, path in paths.items()]
+        recent = self.recent.pmfs() if +self.recent_counts else None
+        deltas: list[float] = []
+        if base is None:  # every release partitioned: each path's J alone
+            for own in owns:
+                joint = [p for p in (recent, own) if p is not None]
+                pmfs = joint[0] if len(joint) == 1 else _convolved(*joint)
+                deltas += [_delta_for_epsilon(pmf, interval, limit) for pmf in pmfs.values()]
         else:
             if self._tails is None:
                 self._tails = {side: _Tails(pmf, interval) for side, pmf in base.items()}
-            tails = self._tails
-            if joint is None:
-                deltas = [float(t.delta(np.array([limit]))[0]) for t in tails.values()]
-            else:
-                deltas = []
-                for side in sorted(set(tails) | set(joint)):
-                    t, r = tails.get(side, tails["remove"]), joint.get(side, joint["remove"])
-                    losses = (r.lower + np.arange(len(r.probs))) * interval
-                    deltas.append(r.infinity + float(np.dot(r.probs, t.delta(limit - losses))))
+            sides = set(base) | set(recent or ()) | {side for own in owns for side in own or ()}
+            for side in sorted(sides):  # a part without an ``add`` side is symmetric: its ``remove``
+                tails = self._tails.get(side, self._tails["remove"])
+                part = None if recent is None else recent.get(side, recent["remove"])
+                mine = [None if own is None else own.get(side, own["remove"]) for own in owns]
+                deltas += tails.path_deltas(limit, part, mine)
+        answer: bool | None = True
         for delta in deltas:
             if not math.isfinite(delta):  # never expected; ε's own search decides
                 return None
@@ -805,7 +856,7 @@ class _State:
         split = self.pld.get(accountant)
         if split is None:
             split = self.pld[accountant] = self._pld_from_origin(accountant)
-        split._fold(len(self.paths))
+        split._fold()
         return split
 
     def _pld_from_origin(self, accountant: PLDAccountant) -> _PLDSplit:
@@ -850,14 +901,7 @@ class _State:
             key = (accountant, target_delta, limit)
             if key not in self.fit_answers:
                 split = self._pld(accountant)
-                answers = (split.fits(k, p, self.whole, target_delta, limit) for k, p in self.paths.items())
-                decided: bool | None = True
-                for answer in answers:
-                    if answer is False:
-                        decided = False
-                        break
-                    if answer is None:
-                        decided = None
+                decided = split.fits(self.paths, self.whole, target_delta, limit)
                 if decided is not None:
                     self.fit_answers[key] = decided
                     return decided
