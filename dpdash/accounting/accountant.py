@@ -220,13 +220,12 @@ def as_events(events: Iterable[PrivacyEvent]) -> list[PrivacyEvent]:
     if isinstance(events, PrivacyEvent):
         raise ParameterTypeError("events must be a list of events, got a single event; wrap it in a list")
     out = list(events)
-    for event in out:
-        if not isinstance(event, PrivacyEvent):
-            hint = " (use event_for(mechanism))" if hasattr(event, "privacy_profile") else ""
-            raise ParameterTypeError(
-                f"events must be PrivacyEvent instances{hint}, got {type(event).__name__}"
-            )
-    return out
+    # One check per distinct type, at C speed over the list (a ledger's history: 10 000 events, a few types).
+    if all(issubclass(kind, PrivacyEvent) for kind in set(map(type, out))):
+        return out
+    event = next(e for e in out if not isinstance(e, PrivacyEvent))
+    hint = " (use event_for(mechanism))" if hasattr(event, "privacy_profile") else ""
+    raise ParameterTypeError(f"events must be PrivacyEvent instances{hint}, got {type(event).__name__}")
 
 
 class Accountant(ABC):

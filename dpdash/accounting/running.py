@@ -556,18 +556,18 @@ class _PLDSplit:
                 tally.update(setting, 0, count)
             self.owns[key] = (counts, tally)
         counts, tally = self.owns[key]
-        return tally.pmfs() if +counts else None
+        return tally.pmfs() if _positive(counts) else None
 
     def _joint(self, key: Any, path: _Path, whole: Counter[PrivacyEvent]) -> dict[str, _Pmf] | None:
         """J = recent ⊗ own of path ``key`` (None when both are empty)."""
         own = self._own(key, path, whole)
-        parts = [p for p in (self.recent.pmfs() if +self.recent_counts else None, own) if p is not None]
+        parts = [p for p in (self.recent.pmfs() if _positive(self.recent_counts) else None, own) if p is not None]
         return None if not parts else parts[0] if len(parts) == 1 else _convolved(*parts)
 
     def _fold(self) -> None:
         """Fold ``recent`` into ``base`` once it is FOLD_SHARE of the base's length: every check correlates
         the recent pmf with the base's tails, a fold convolves it into the base once."""
-        if not +self.recent_counts or self.base.sides is None:
+        if not _positive(self.recent_counts) or self.base.sides is None:
             return
         recent, base = self.recent.pmfs(), self.base.pmfs()
         if len(recent["remove"].probs) < FOLD_SHARE * len(base["remove"].probs):
@@ -597,7 +597,7 @@ class _PLDSplit:
         limit = max(limit, 0.0)
         base = self._base()
         owns = [self._own(key, path, whole) for key, path in paths.items()]
-        recent = self.recent.pmfs() if +self.recent_counts else None
+        recent = self.recent.pmfs() if _positive(self.recent_counts) else None
         deltas: list[float] = []
         if base is None:  # every release partitioned: each path's J alone
             for own in owns:
@@ -622,6 +622,11 @@ class _PLDSplit:
             if delta > target_delta * (1.0 - FITS_MARGIN):
                 answer = None
         return answer
+
+
+def _positive(counts: Counter[PrivacyEvent]) -> bool:
+    """Whether any count is positive (``+counts`` would hash every setting: slow for events)."""
+    return any(count > 0 for count in counts.values())
 
 
 def _convolved(a: dict[str, _Pmf], b: dict[str, _Pmf]) -> dict[str, _Pmf]:
