@@ -8,6 +8,7 @@ from each other; Streamlit-only helpers live in ``ui/``, the maths in ``dpdash/`
 import streamlit as st
 
 from dpdash.errors import DPDashError
+from ui.shell import inside_shell
 from ui.sidebar import render_sidebar
 from ui.text import md
 
@@ -41,6 +42,7 @@ with st.sidebar:
 # A problem a person can cause or fix (an unreadable ledger, a bad value) that a page did not handle
 # itself ends the page with its message, never a traceback; the session's table and the ledger are kept.
 try:
-    page.run()
+    with inside_shell():
+        page.run()
 except DPDashError as error:
     st.error(f"This page cannot go on: {md(error)}", icon=":material/error:")
