@@ -13,6 +13,7 @@ The server is started once per test session on 127.0.0.1 only and always stopped
 
 from __future__ import annotations
 
+import ast
 import os
 import socket
 import subprocess
@@ -179,6 +180,28 @@ def streamlit_server() -> Iterator[StreamlitServer]:
         yield server
     finally:
         stop_process(server.process)
+
+
+@dataclass(frozen=True, slots=True)
+class NavPage:
+    """One ``st.Page`` of app.py: its file, navigation title and URL path ("" for the default page)."""
+
+    script: str
+    title: str
+    url_path: str
+
+
+def app_pages() -> list[NavPage]:
+    """The pages app.py gives ``st.navigation``, read from its source (so a new page is tested too)."""
+    tree = ast.parse((REPO_ROOT / "app.py").read_text())
+    pages = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.Page":
+            script = ast.literal_eval(node.args[0])
+            keywords = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+            url_path = "" if keywords.get("default") else keywords.get("url_path", Path(script).stem)
+            pages.append(NavPage(script, keywords["title"], url_path))
+    return pages
 
 
 def own_files_env(folder: Path) -> dict[str, str]:

@@ -10,17 +10,14 @@ with its own empty ledger and workspace, is asked for its URL first.
 
 from __future__ import annotations
 
-import ast
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.conftest import REPO_ROOT, stop_process
+from tests.app.conftest import REPO_ROOT, app_pages, stop_process
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -33,29 +30,7 @@ HOME_HEADING = "dpdash"  # the Home page's title; every other page's title is it
 FIRST_LOAD_TIMEOUT_MS = 90_000
 
 
-@dataclass(frozen=True, slots=True)
-class NavPage:
-    """One ``st.Page`` of app.py: its file, navigation title and URL path ("" for the default page)."""
-
-    script: str
-    title: str
-    url_path: str
-
-
-def app_pages() -> list[NavPage]:
-    """The pages app.py gives ``st.navigation``, read from its source (so a new page is tested too)."""
-    tree = ast.parse((REPO_ROOT / "app.py").read_text())
-    pages = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.Page":
-            script = ast.literal_eval(node.args[0])
-            keywords = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-            url_path = "" if keywords.get("default") else keywords.get("url_path", Path(script).stem)
-            pages.append(NavPage(script, keywords["title"], url_path))
-    return pages
-
-
-PAGES = app_pages()
+PAGES = app_pages()  # what app.py gives st.navigation
 
 
 def test_app_pages_cover_every_file_in_pages() -> None:
