@@ -1,5 +1,9 @@
 """Home: what dpdash is for, a short guide to its pages, and the first-run checklist for the active table."""
 
+from ui.shell import run_through_app
+
+run_through_app()  # a bookmark opened first on a fresh server runs app.py's shell (README, Layout)
+
 import streamlit as st
 
 from ui.checklist import render_checklist

@@ -13,6 +13,7 @@ The server is started once per test session on 127.0.0.1 only and always stopped
 
 from __future__ import annotations
 
+import ast
 import os
 import socket
 import subprocess
@@ -20,7 +21,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -127,8 +129,14 @@ def stop_process(
         process.wait(timeout=timeout_s)
 
 
-def start_streamlit(port: int, script: str = "app.py") -> StreamlitServer:
-    """Start ``streamlit run script`` on 127.0.0.1:``port`` and wait until it is healthy."""
+def start_streamlit(
+    port: int, script: str = "app.py", env: Mapping[str, str] | None = None
+) -> StreamlitServer:
+    """Start ``streamlit run script`` on 127.0.0.1:``port`` and wait until it is healthy.
+
+    ``env`` adds to (or overrides) this process's environment for the server, e.g. its own
+    ``DPDASH_LEDGER``; servers started side by side from threads each get their own.
+    """
     OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
     log_path = OUTPUT_DIR / f"streamlit-{port}.log"
     cmd = [
@@ -139,7 +147,7 @@ def start_streamlit(port: int, script: str = "app.py") -> StreamlitServer:
         "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             cmd,
@@ -172,6 +180,59 @@ def streamlit_server() -> Iterator[StreamlitServer]:
         yield server
     finally:
         stop_process(server.process)
+
+
+@dataclass(frozen=True, slots=True)
+class NavPage:
+    """One ``st.Page`` of app.py: its file, navigation title and URL path ("" for the default page)."""
+
+    script: str
+    title: str
+    url_path: str
+
+
+def app_pages() -> list[NavPage]:
+    """The pages app.py gives ``st.navigation``, read from its source (so a new page is tested too)."""
+    tree = ast.parse((REPO_ROOT / "app.py").read_text())
+    pages = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.Page":
+            script = ast.literal_eval(node.args[0])
+            keywords = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+            url_path = "" if keywords.get("default") else keywords.get("url_path", Path(script).stem)
+            pages.append(NavPage(script, keywords["title"], url_path))
+    return pages
+
+
+def own_files_env(folder: Path) -> dict[str, str]:
+    """Environment for a server with its own ledger and workspace under ``folder``."""
+    return {"DPDASH_LEDGER": str(folder / "ledger.sqlite"), "DPDASH_WORKSPACE": str(folder / "workspace")}
+
+
+@pytest.fixture
+def fresh_servers(tmp_path: Path) -> Iterator[Callable[[int], list[StreamlitServer]]]:
+    """Start ``count`` new ``streamlit run app.py`` side by side, each with its own empty ledger and
+    workspace (under ``tmp_path``); all are stopped after the test.
+
+    Usage: ``servers = fresh_servers(9)``. Starting them in parallel keeps the wait near one start-up.
+    """
+    started: list[StreamlitServer] = []
+
+    def start(count: int) -> list[StreamlitServer]:
+        envs = [own_files_env(tmp_path / f"server-{len(started) + i}") for i in range(count)]
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            futures = [pool.submit(start_streamlit, find_free_port(), env=env) for env in envs]
+        # Every start has ended here; keep the healthy ones (stopped below), then raise the first error.
+        started.extend(f.result() for f in futures if f.exception() is None)
+        for future in futures:
+            future.result()
+        return started[-count:]
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            stop_process(server.process)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,51 @@
+"""Every page runs inside app.py's shell, including Streamlit's v1 discovery of pages/ (ui/shell.py).
+
+AppTest resets ``PagesManager.uses_pages_directory`` before every run, so each ``switch_page`` run below
+goes through Streamlit's v1 ``pages/`` discovery, as a bookmark opened first on a fresh server does: the
+page would run on its own, without the sidebar, unless its guard hands the run to app.py.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted(path.stem for path in (ROOT / "pages").glob("*.py"))
+SHELL_CAPTION = "dpdash · differential-privacy budget explorer"
+
+
+def test_every_page_starts_with_the_guard() -> None:
+    """The guard is each page's first statement, before anything that could draw or stop the page."""
+    for name in PAGES:
+        tree = ast.parse((ROOT / "pages" / f"{name}.py").read_text())
+        body = [
+            node for node in tree.body
+            if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))  # the docstring
+            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+        ]  # fmt: skip
+        first, second = (ast.unparse(node) for node in body[:2])
+        assert (first, second) == ("from ui.shell import run_through_app", "run_through_app()"), name
+
+
+@pytest.mark.parametrize("name", ["budget", "datasets"])
+def test_a_page_opened_by_url_runs_inside_the_shell(name: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "ledger.sqlite"))
+    monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page(f"pages/{name}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(SHELL_CAPTION in caption.value for caption in at.sidebar.caption)
+    titles = [t.value for t in at.title]
+    assert titles == [name.capitalize()], titles  # the page itself ran, once
+
+
+def test_a_page_run_as_its_own_main_script_is_left_alone() -> None:
+    """AppTest.from_file on a page file (as the page tests do) runs that page, not the shell."""
+    at = AppTest.from_file(str(ROOT / "pages" / "risk.py"), default_timeout=90)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title] == ["What does ε mean?"]
+    assert not any(SHELL_CAPTION in caption.value for caption in at.sidebar.caption)

@@ -1,0 +1,52 @@
+"""Every page runs inside app.py's shell, also when a bookmark is the first request of a fresh server.
+
+Why this exists: until ``st.navigation`` has run once in the server process, Streamlit 1.67 treats a
+folder named ``pages/`` beside the main script as a v1 multipage app (``PagesManager.uses_pages_directory``;
+``script_runner._mpa_v1``). On a freshly started server, the first request for ``/budget`` then runs
+``pages/budget.py`` on its own: no sidebar, no dpdash navigation, Streamlit's file list instead. Each page
+module starts with :func:`run_through_app`, which notices that case and runs ``app.py`` instead; its
+``st.navigation`` routes the same URL to the same page, inside the shell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+
+# Set by app.py while it runs the page that st.navigation chose; per script thread (each browser session
+# runs its script in its own thread), so one session's run never vouches for another's.
+_INSIDE_SHELL: ContextVar[bool] = ContextVar("dpdash_inside_shell", default=False)
+
+
+@contextmanager
+def inside_shell() -> Iterator[None]:
+    """Mark the page run inside app.py's shell (app.py wraps ``page.run()`` in it)."""
+    token = _INSIDE_SHELL.set(True)
+    try:
+        yield
+    finally:
+        _INSIDE_SHELL.reset(token)
+
+
+def run_through_app() -> None:
+    """Run app.py's shell in place of this page when Streamlit ran the page outside it; else do nothing.
+
+    The page is outside the shell only when app.py is the main script (``streamlit run app.py``) and app.py
+    is not the one running it: that is Streamlit's v1 discovery of ``pages/`` on a fresh server. Then
+    app.py runs here (page config, navigation, sidebar; its navigation resolves the requested URL to this
+    same page, which runs inside the shell) and this outer run stops. A page run as its own main script
+    (``AppTest.from_file("pages/risk.py")``) is left alone.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is None or _INSIDE_SHELL.get() or Path(ctx.main_script_path).resolve() != APP:
+        return
+    code = compile(APP.read_bytes(), str(APP), "exec")
+    exec(code, {"__name__": "__main__", "__file__": str(APP)})  # our own entry point, as Streamlit runs it
+    st.stop()
