@@ -177,7 +177,7 @@ def tradeoff_figure(*, fpr: np.ndarray, max_tpr: np.ndarray, epsilon: float, del
         x=[0, 1], y=[0, 1], mode="lines", line={"color": "#888", "dash": "dot"}, name="random guessing",
         hoverinfo="skip",
     )  # fmt: skip
-    figure.add_annotation(x=0.25, y=0.9, text="ruled out by DP", showarrow=False, font={"color": "#D55E00"})
+    figure.add_annotation(x=0.25, y=0.9, text="ruled out by DP", showarrow=False, font={"color": "#A34700"})
     figure.update_layout(
         **{**LAYOUT, "hovermode": "closest"},
         title=f"Membership tests under (ε = {epsilon:g}, δ = {delta_text(delta)})-DP",

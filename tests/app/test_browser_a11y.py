@@ -48,12 +48,8 @@ AA_TEXT, AA_LARGE_TEXT = 4.5, 3.0  # WCAG 2.2 SC 1.4.3; large: ≥ 24 px, or ≥
 # Serious or critical findings inside page content that other parts of issue 14 fix (charts: ui/charts.py
 # and the chart pages; words: the text pages). Each is (url path, rule id) → where and the fix. The test
 # fails if one of them is no longer found, so that this list shrinks as they are fixed.
-KNOWN: dict[tuple[str, str], str] = {
-    # ui/charts.py (the attacker's-belief figure): add_annotation(text="ruled out by DP",
-    # font={"color": "#D55E00"}) is 3.87:1 on white; a darker orange for the text, e.g. #A34700 (6.07:1),
-    # passes (the line itself may stay #D55E00: graphics need 3:1).
-    ("risk", "chart-text-contrast"): "the 'ruled out by DP' annotation",
-}
+# Violations known and not yet fixed, as {(page url path, rule id): what}; empty: every page passes.
+KNOWN: dict[tuple[str, str], str] = {}
 
 # Every text of a Plotly chart (axis ticks and titles, legend, annotations, chart title) with its colour,
 # size and weight; Plotly draws on a transparent background over the page's white.
