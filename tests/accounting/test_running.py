@@ -293,6 +293,7 @@ def test_a_long_run_of_single_spends_folds_and_stays_with_the_total_from_scratch
     monkeypatch.setattr(
         running._PLDTally, "absorb", lambda self, other: folds.append(1) or absorb(self, other)
     )
+    monkeypatch.setattr(running, "BACKGROUND_FOLDS", False)  # folded where due: the same run every time
     accountant = get_accountant("pld")
     running.clear()
     for n in range(200, 240):
@@ -307,3 +308,31 @@ def test_a_long_run_of_single_spends_folds_and_stays_with_the_total_from_scratch
     total = accountant.epsilon(events, 1e-6)
     assert running.fits(accountant, events[:-1], events[-1:], 1e-6, total * (1 + 1e-6))
     assert not running.fits(accountant, events[:-1], events[-1:], 1e-6, total * (1 - 1e-6))
+
+
+def test_a_fold_runs_after_the_spend_in_a_background_thread(monkeypatch) -> None:
+    """With BACKGROUND_FOLDS a fold found due runs in its own thread, after the question that found it (it
+    waits for the running lock), and the totals after it are those of composing everything at once."""
+    import threading
+
+    events = [LaplaceEvent(epsilon=0.01 + 0.002 * i, sensitivity=1.0) for i in range(30)]
+    events += [GaussianEvent.from_sigma(sigma=6.0 + i, sensitivity=1.0, delta=1e-9) for i in range(10)]
+    threads: list[str] = []
+    absorb = running._PLDTally.absorb
+    monkeypatch.setattr(
+        running._PLDTally,
+        "absorb",
+        lambda self, other: threads.append(threading.current_thread().name) or absorb(self, other),
+    )
+    monkeypatch.setattr(running, "FOLD_SHARE", 0.02)
+    monkeypatch.setattr(running, "FOLD_NOW_SHARE", 1e9)  # never at once: the background path only
+    monkeypatch.setattr(running, "BACKGROUND_FOLDS", True)
+    accountant = get_accountant("pld")
+    running.clear()
+    for n in range(20, len(events)):
+        assert running.fits(accountant, events[:n], events[n : n + 1], 1e-6, 1e6)
+        assert running.finish_folds(timeout=60)
+    assert threads, "no fold"
+    assert set(threads) == {"dpdash-pld-fold"}  # never in the spending thread
+    got = running.epsilon(accountant, events[:-1], events[-1:], 1e-6)
+    assert got == pytest.approx(accountant.epsilon(events, 1e-6), rel=PLD_RTOL, abs=0)
