@@ -19,6 +19,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
+PAGES = APP.parent / "pages"
 
 # Set by app.py while it runs the page that st.navigation chose; per script thread (each browser session
 # runs its script in its own thread), so one session's run never vouches for another's.
@@ -38,15 +39,18 @@ def inside_shell() -> Iterator[None]:
 def run_through_app() -> None:
     """Run app.py's shell in place of this page when Streamlit ran the page outside it; else do nothing.
 
-    The page is outside the shell only when app.py is the main script (``streamlit run app.py``) and app.py
-    is not the one running it: that is Streamlit's v1 discovery of ``pages/`` on a fresh server. Then
-    app.py runs here (page config, navigation, sidebar; its navigation resolves the requested URL to this
-    same page, which runs inside the shell) and this outer run stops. A page run as its own main script
+    The page is outside the shell when the main script (app.py, or an entry point that runs it) did not
+    run it: that is Streamlit's v1 discovery of ``pages/`` on a fresh server. Then the main script runs
+    here (page config, navigation, sidebar; its navigation resolves the requested URL to this same page,
+    which runs inside the shell) and this outer run stops. A page run as its own main script
     (``AppTest.from_file("pages/risk.py")``) is left alone.
     """
     ctx = get_script_run_ctx()
-    if ctx is None or _INSIDE_SHELL.get() or Path(ctx.main_script_path).resolve() != APP:
+    if ctx is None or _INSIDE_SHELL.get():
         return
-    code = compile(APP.read_bytes(), str(APP), "exec")
-    exec(code, {"__name__": "__main__", "__file__": str(APP)})  # our own entry point, as Streamlit runs it
+    main = Path(ctx.main_script_path).resolve()
+    if main.parent == PAGES:  # a page run as its own main script
+        return
+    code = compile(main.read_bytes(), str(main), "exec")
+    exec(code, {"__name__": "__main__", "__file__": str(main)})  # the entry point, as Streamlit runs it
     st.stop()

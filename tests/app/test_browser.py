@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 if TYPE_CHECKING:
@@ -44,9 +45,18 @@ def _sidebar(page: Page) -> str:
 
 
 def _choose(page: Page, label: str, option: str) -> None:
-    """Pick ``option`` in the selectbox labelled ``label``."""
-    page.get_by_test_id("stSelectbox").filter(has_text=label).first.click()
-    page.get_by_role("option", name=option, exact=True).click()
+    """Pick ``option`` in the selectbox labelled ``label``. Right after a release the first click can
+    open the list while the page is still settling, which closes it again: then it is opened again."""
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label).first
+    wanted = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):
+        box.click()
+        try:
+            wanted.wait_for(state="visible", timeout=3_000)
+            break
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+    wanted.click()
     wait_until_idle(page)
 
 
