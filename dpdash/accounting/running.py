@@ -432,7 +432,9 @@ class _Tails:
 
     def delta(self, x: np.ndarray) -> np.ndarray:
         """δ at each ε in ``x``."""
-        first = np.clip(np.floor(x / self.interval).astype(np.int64) - self.lower + 1, 0, self.size)
+        # clipped before the integer cast: a huge ε (1e300) would overflow int64
+        steps = np.clip(np.floor(x / self.interval), self.lower - 1, self.lower + self.size - 1)
+        first = steps.astype(np.int64) - self.lower + 1
         self._suffix(int(first.min()) if len(first) else self.size)
         offset = x - (self.lower + first) * self.interval  # ≤ 0: the first loss above x is at index first
         k = first - self.start
@@ -466,6 +468,10 @@ class _Tails:
         top = grid - self.lower + 1  # K
         spans = [(0, 0) if own is None else (own.lower, own.lower + len(own.probs) - 1) for own in owns]
         b_lo, b_hi = min(lo for lo, _ in spans), max(hi for _, hi in spans)
+        a_hi = 0 if recent is None else recent.lower + len(recent.probs) - 1
+        # Past the base's top every D is P[∞]: a huge limit (ε = 1e300) reads the same as the first one past
+        # it, and the indices stay small integers.
+        top = min(top, self.size + b_hi + a_hi)
         if recent is None:
             f = self.shifted(top - b_hi, top - b_lo, scale)  # F(k) = D(k)
             recent_infinity = 0.0

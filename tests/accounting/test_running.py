@@ -336,3 +336,21 @@ def test_a_fold_runs_after_the_spend_in_a_background_thread(monkeypatch) -> None
     assert set(threads) == {"dpdash-pld-fold"}  # never in the spending thread
     got = running.epsilon(accountant, events[:-1], events[-1:], 1e-6)
     assert got == pytest.approx(accountant.epsilon(events, 1e-6), rel=PLD_RTOL, abs=0)
+
+
+@pytest.mark.parametrize("limit", [1e3, 1e15, 1e300])
+def test_a_huge_budget_is_checked_without_overflow(limit: float) -> None:
+    """A budget ε far past every loss on the grid fits (δ there is P[∞] only), with or without partitions
+    and recent releases, and ``_Tails.delta`` reads such an ε as past the top."""
+    import numpy as np
+
+    from dpdash.accounting.pld import _Pmf
+
+    events = [LaplaceEvent(epsilon=0.1, sensitivity=1.0) for _ in range(3)]
+    events += [LaplaceEvent(epsilon=0.2, sensitivity=1.0, partition=("region", p)) for p in "ab"]
+    running.clear()
+    for accountant in (get_accountant("pld"), get_accountant("tightest")):
+        assert running.fits(accountant, events[:-2], events[-2:], 1e-6, limit)
+        assert running.fits(accountant, events[:-1], events[-1:], 1e-6, limit)
+    tails = running._Tails(_Pmf(-10, np.full(21, 1 / 21), 1e-9), 0.1)
+    assert tails.delta(np.array([limit, -limit])) == pytest.approx([1e-9, 1.0 + 1e-9 - 0.0], abs=1e-6)
