@@ -17,16 +17,12 @@ from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_fi
 from ui.chart_view import show_chart
 from ui.numbers import plural
 from ui.released import released_values
-from ui.state import active_table, ledger, ledger_session, registered
+from ui.state import active_table, ledger, ledger_session, registered_or_stop
 from ui.text import md, show_guarantee
 
 st.title("Budget")
 table = active_table()
-try:
-    record = registered(table)
-except DPDashError as error:
-    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
-    st.stop()
+record = registered_or_stop(table)
 st.caption(f"Table: **{md(table.name)}** · ledger file: `{ledger().path}`")
 if record is None:
     st.info("No budget is set for this table yet: set one on the **Data** page.", icon=":material/info:")

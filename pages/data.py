@@ -29,7 +29,7 @@ from ui.state import (
     forget,
     ledger,
     recorded_unit,
-    registered,
+    registered_or_stop,
     stored,
     use_example,
     use_table,
@@ -245,11 +245,7 @@ show_guarantee(guarantee(table.facts.unit), lead="**Who is protected:** ", key="
 
 # ---- budget -------------------------------------------------------------------------------------------
 st.subheader("3. Set the privacy budget")
-try:
-    record = registered(table)
-except DPDashError as error:
-    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
-    st.stop()
+record = registered_or_stop(table)
 shape = {"columns": [str(c) for c in table.data.columns], "rows": len(table.data)}
 if record is not None:
     delta = f", δ = {record.budget.delta:g}" if record.budget.delta else ""

@@ -30,7 +30,7 @@ from dpdash.queries.histogram import numeric_bins
 from dpdash.release import calibrate
 from dpdash.report import plan_report
 from ui.query_builder import query_controls
-from ui.state import active_table, evaluate, ledger, registered
+from ui.state import active_table, evaluate, ledger, registered_or_stop
 from ui.text import md
 
 MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")
@@ -116,11 +116,7 @@ def _blank(value: object) -> bool:
 
 st.title("Planner")
 table = active_table()
-try:
-    record = registered(table)
-except DPDashError as error:
-    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
-    st.stop()
+record = registered_or_stop(table)
 if record is None:
     st.info("Set this table's budget on the **Data** page to plan against it.", icon=":material/info:")
     st.stop()

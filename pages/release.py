@@ -30,7 +30,7 @@ from ui.checklist import mark_previewed
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
 from ui.released import remember_release
-from ui.state import active_table, evaluate, ledger, ledger_session, registered
+from ui.state import active_table, evaluate, ledger, ledger_session, registered_or_stop
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 
@@ -118,11 +118,7 @@ with st.container(border=True):
 
 # ---- the release: spends budget ---------------------------------------------------------------------
 st.subheader("Release")
-try:
-    record = registered(table)
-except DPDashError as error:
-    st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
-    st.stop()
+record = registered_or_stop(table)
 if record is None:
     st.warning(
         "Set this table's privacy budget on the **Data** page before releasing.", icon=":material/lock:"

@@ -26,6 +26,7 @@ from dpdash.loading import coerce_column, load_table
 from dpdash.queries import Evaluation, Query
 from dpdash.release import dataset_fingerprint
 from dpdash.workspace import StoredTable, Workspace
+from ui.text import md
 
 _DATASET = "dpdash_dataset"
 _LEDGER = "dpdash_ledger"
@@ -208,6 +209,16 @@ def ledger_session() -> Session:
 def registered(table: ActiveTable) -> Dataset | None:
     """The ledger's record of this table (its budget and accountant), or None before a budget is set."""
     return ledger().find_dataset(table.identity)
+
+
+def registered_or_stop(table: ActiveTable) -> Dataset | None:
+    """``registered(table)``; a ledger that cannot be read ends the page with its message (never a
+    traceback), the session's table kept."""
+    try:
+        return registered(table)
+    except DPDashError as error:
+        st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
+        st.stop()
 
 
 def recorded_unit(table: ActiveTable) -> RecordedUnit | None:
