@@ -5,19 +5,22 @@ others are not spent budget, the ledger entries) sit in a ``<details>`` block be
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from dpdash.accounting import Dataset, Entry, Plan, PrivacyTotal
 from dpdash.accounting.releases import group_releases
+from dpdash.errors import DPDashError
 from dpdash.facts import Facts
 from dpdash.release import Release
 from dpdash.risk import max_detection_rate, posterior_bound
 from dpdash.wording import accuracy_words, guarantee, percent
 
-__all__ = ["figure", "plan_report", "stakeholder_report"]
+__all__ = ["figure", "plan_report", "released_values", "stakeholder_report"]
 
 #: At most this many values of one release are listed; the rest are in its release record.
 MAX_VALUES = 12
@@ -109,6 +112,16 @@ def _values(release: Release) -> str:
     return f"<ul class=v>{''.join(items)}</ul><span class=note>{html.escape(means)}</span>"
 
 
+def released_values(published: Mapping[str, Mapping[str, Any]]) -> dict[str, Release]:
+    """``Ledger.published`` records as ``Release`` values, by first entry uid. A record this dpdash cannot
+    read (a newer release format) is left out: the report then lists that release by its cost."""
+    releases = {}
+    for uid, record in published.items():
+        with contextlib.suppress(DPDashError, TypeError, ValueError, AttributeError):
+            releases[uid] = Release.from_dict(record)
+    return releases
+
+
 def stakeholder_report(
     dataset: Dataset,
     entries: Sequence[Entry],
@@ -122,8 +135,9 @@ def stakeholder_report(
     Args:
         dataset, entries, totals: the ledger's record, its entries and ``Ledger.totals``.
         facts: the unit of privacy the budget protects.
-        released: release records by ledger entry uid (``ui.released``); a release not found there is
-            listed by its cost, with a note that its values are in its own release record.
+        released: release records by ledger entry uid (``released_values(ledger.published(dataset))``); a
+            release not found there is listed by its cost, with a note that its values are in its own
+            release record.
 
     "Spent" is the total under the dataset's own accountant at the budget's δ; the risk statement uses
     it: an attacker p sure before is at most e^ε·p/(1 − p + e^ε·p) sure after, and a membership test with
@@ -140,7 +154,8 @@ def stakeholder_report(
         record = released.get(group[0].uid)
         cost = _cost(record, group)
         what = _values(record) if record is not None else (
-            "<span class=note>Values not kept in this browser session: see that release's own record.</span>"
+            "<span class=note>Values not in the ledger (recorded without them: before dpdash kept them, or "
+            "imported from an export it could not verify): see that release's own record.</span>"
         )  # fmt: skip
         name = record.query_name if record is not None else group[0].query
         rows.append(f"<tr><td class=n>{number}</td><td>{e(name)}<br><span class=note>{e(group[0].mechanism)}"

@@ -11,12 +11,11 @@ import streamlit as st
 
 from dpdash.accounting.releases import group_releases
 from dpdash.errors import DPDashError
-from dpdash.report import stakeholder_report
+from dpdash.report import released_values, stakeholder_report
 from dpdash.wording import guarantee
 from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
 from ui.chart_view import show_chart
 from ui.numbers import plural
-from ui.released import released_values
 from ui.state import active_table, ledger, ledger_session, registered_or_stop
 from ui.text import md, show_guarantee
 
@@ -124,7 +123,8 @@ left.download_button(
 )
 left.download_button(
     "Stakeholder report (one-page HTML)",
-    stakeholder_report(record, entries, base_totals, facts=table.facts.unit, released=released_values()),
+    stakeholder_report(record, entries, base_totals, facts=table.facts.unit,
+                       released=released_values(ledger().published(record))),
     file_name="dpdash-privacy-report.html", mime="text/html", key="budget_report",
 )  # fmt: skip
 upload = right.file_uploader("Import a ledger export (JSON)", type=["json"], key="budget_import")
@@ -138,7 +138,13 @@ if upload is not None and st.session_state.get("budget_import_seen") != (upload.
         over = " The table is now over its budget." if report.over_budget else ""
         here = "was" if report.present == 1 else "were"
         st.success(f"Imported {plural(report.added, 'release')}; {report.present} {here} already here.{over}")
-        st.caption(md(report.origin))
+        left_out = (
+            f" The values of {plural(report.values_left, 'release')} were not taken (an unverified export's "
+            "could have been edited): the stakeholder report lists those by their cost."
+            if report.values_left
+            else ""
+        )
+        st.caption(md(report.origin + left_out))
 
 with st.expander("Signing keys: what an export proves"):
     st.markdown(

@@ -29,7 +29,6 @@ from dpdash.wording import Guarantee, accuracy_words, guarantee, protected_unit
 from ui.checklist import mark_previewed
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
-from ui.released import remember_release
 from ui.state import active_table, evaluate, ledger, ledger_session, registered_or_stop
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
@@ -206,12 +205,11 @@ else:
                     postprocess=steps,
                     identity=table.identity,
                 )
-                spent = ledger().spend_release(record, result, session=ledger_session())  # committed first
+                ledger().spend_release(record, result, session=ledger_session())  # committed, with its values
             except DPDashError as error:
                 st.error(f"Not released: {md(error)}", icon=":material/block:")
             else:
                 st.session_state[_LAST] = result
-                remember_release(result, spent)  # the values, for the stakeholder report
                 st.session_state[_LAST_REQUEST] = request
                 st.session_state[_LAST_SOURCE] = (table.name, table.coercions, table.lossy)
                 st.rerun()

@@ -14,7 +14,7 @@ from dpdash.facts import Facts
 from dpdash.mechanisms import Laplace
 from dpdash.queries import Count, Histogram
 from dpdash.release import release
-from dpdash.report import MAX_VALUES, figure, plan_report, stakeholder_report
+from dpdash.report import MAX_VALUES, figure, plan_report, released_values, stakeholder_report
 from dpdash.risk import posterior_bound
 from dpdash.wording import guarantee
 
@@ -47,8 +47,8 @@ def test_report_states_budget_remaining_and_risk(tmp_path: Path) -> None:
     # Who is protected: the plain sentence at the total spent, exactly as the wording helper says it.
     plain = guarantee(Facts(), 0.75, 1e-6, scope="the 2 releases together", accountant="basic").plain
     assert plain.replace("'", "&#x27;") in visible
-    # Releases made in another session are listed by their cost, never with invented values.
-    assert visible.count("Values not kept in this browser session") == 2
+    # Releases recorded without their values (``spend``) are listed by their cost, never with invented ones.
+    assert visible.count("Values not in the ledger") == 2
 
 
 def test_released_values_with_their_half_width_and_confidence(tmp_path: Path) -> None:
@@ -58,10 +58,11 @@ def test_released_values_with_their_half_width_and_confidence(tmp_path: Path) ->
         ds = ledger.add_dataset(name="t", fingerprint=fingerprint(df), budget=Budget(1.0, 0.0),
                                 accountant="basic")  # fmt: skip
         made = release(query, Laplace, df, epsilon=0.5, confidence=0.9, identity=fingerprint(df))
-        entries = ledger.spend_release(ds, made)
-        released = {entry.uid: made for entry in entries}
+        ledger.spend_release(ds, made)
+        released = released_values(ledger.published(ds))  # as the Budget page reads them, in any session
         page = stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), facts=query.facts,
                                   released=released)  # fmt: skip
+    assert list(released.values()) == [made]
     visible = _visible(page)
     for label, value, width in zip(made.labels, made.values, made.accuracy.half_widths, strict=True):
         shown = str(value) if isinstance(value, int) else figure(value, 6)

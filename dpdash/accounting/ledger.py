@@ -74,6 +74,14 @@ from dpdash.accounting.ledger_file import (
     sqlite_problem,
     write_marker,
 )
+from dpdash.accounting.published import (
+    SCHEMA_V3,
+    TABLE_NAMES_V3,
+    TRIGGERS_V3,
+    insert_published,
+    read_published,
+    record_of,
+)
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
 from dpdash.accounting.signing import new_private_key, public_key, sign, signed_by, valid_public_key
 from dpdash.accounting.versions import (
@@ -120,7 +128,7 @@ __all__ = [
     "fingerprint",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION = "dpdash-ledger"
 EXPORT_FORMAT = "dpdash-ledger-export"
 DEFAULT_ACCOUNTANT = "tightest"
@@ -310,7 +318,9 @@ class ImportReport:
     """What an import did: ``added`` new entries, ``present`` already in this ledger.
 
     ``signed_by`` is the public key whose valid signature the export carried (``None``: unsigned), and
-    ``trusted`` whether that key is this ledger's own or one it trusts (``Ledger.trust_key``).
+    ``trusted`` whether that key is this ledger's own or one it trusts (``Ledger.trust_key``). ``values``
+    counts the release records (published values) it stored: only a trusted export's are taken, since an
+    unverified file's values could have been edited; ``values_left`` counts those it did not take.
     """
 
     dataset: Dataset
@@ -319,6 +329,8 @@ class ImportReport:
     over_budget: bool
     signed_by: str | None = None
     trusted: bool = False
+    values: int = 0
+    values_left: int = 0
 
     @property
     def origin(self) -> str:
@@ -403,7 +415,7 @@ class Ledger:
             # created it first.
             with self._transaction("create the ledger"):
                 if not self._table_names():
-                    for statement in _SCHEMA + SCHEMA_V2:
+                    for statement in _SCHEMA + SCHEMA_V2 + SCHEMA_V3:
                         conn.execute(statement)
                     conn.executemany(
                         "INSERT INTO meta (key, value) VALUES (?, ?)",
@@ -442,25 +454,27 @@ class Ledger:
         self._ready = True
 
     def _migrate(self) -> None:
-        """Bring a schema-1 ledger to schema 2 (adds the append-only tables of ``versions``; nothing old is
-        changed). A ledger that cannot be written stays at schema 1 and reads as one with no units or
-        versions recorded; recording them is refused with a message."""
-        self._v2 = self._table_names() >= TABLE_NAMES_V2
-        if self._v2:
-            return
-        try:
-            with self._transaction("upgrade the ledger to schema 2") as conn:
-                if not self._table_names() >= TABLE_NAMES_V2:
-                    for statement in SCHEMA_V2:
-                        conn.execute(statement)
+        """Bring an older ledger to the current schema: schema 2 adds the append-only tables of ``versions``,
+        schema 3 the one of ``published``; nothing old is changed. A ledger that cannot be written stays as
+        it is and reads as one with nothing of the newer kinds recorded; recording them is refused with a
+        message."""
+        upgrades = ((TABLE_NAMES_V2, SCHEMA_V2), (TABLE_NAMES_V3, SCHEMA_V3))
+        if any(not self._table_names() >= names for names, _ in upgrades):
+            try:
+                with self._transaction(f"upgrade the ledger to schema {SCHEMA_VERSION}") as conn:
+                    for names, statements in upgrades:
+                        if not self._table_names() >= names:
+                            for statement in statements:
+                                conn.execute(statement)
                     conn.execute(
                         "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
                     )
-        except LedgerError:
-            if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
-                raise
-            return  # read-only: stays at schema 1
-        self._v2 = True
+            except LedgerError:
+                if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
+                    raise
+                # read-only: stays at its schema
+        tables = self._table_names()
+        self._v2, self._v3 = tables >= TABLE_NAMES_V2, tables >= TABLE_NAMES_V3
 
     def _need_v2(self, doing: str) -> None:
         if not self._v2:
@@ -845,6 +859,16 @@ class Ledger:
         with self._reading() as conn:
             return self._entries(conn, self._dataset_id(conn, ds.fingerprint), ds.fingerprint)
 
+    def published(self, dataset: Dataset | str) -> dict[str, dict[str, Any]]:
+        """The release records ``spend_release`` stored with the dataset's entries (its own and imported),
+        as JSON objects keyed by the uid of each release's first entry, oldest first; read one back with
+        ``dpdash.release.Release.from_dict``. Entries recorded by ``spend``/``spend_many`` have none."""
+        ds = self.dataset(dataset)
+        if not self._v3:
+            return {}
+        with self._reading() as conn:
+            return read_published(conn, self._dataset_id(conn, ds.fingerprint))
+
     def events(self, dataset: Dataset | str) -> list[PrivacyEvent]:
         """The events of the dataset's releases, oldest first."""
         return [entry.event for entry in self.entries(dataset)]
@@ -889,6 +913,16 @@ class Ledger:
     ) -> list[Entry]:
         """Record several releases together (e.g. the pieces of a mean), all or none, as ``spend`` does
         for one: one transaction, one budget check of the total with all of them."""
+        return self._spend(dataset, events, session, None)
+
+    def _spend(
+        self,
+        dataset: Dataset | str,
+        events: Sequence[PrivacyEvent],
+        session: Session | str | None,
+        record: dict[str, Any] | None,
+    ) -> list[Entry]:
+        """``spend_many``, storing ``record`` (a release's published values) with the entries if given."""
         events = list(events)
         for event in events:
             if not isinstance(event, PrivacyEvent):
@@ -936,6 +970,8 @@ class Ledger:
                         for entry, text in zip(entries, texts, strict=True)
                     ],
                 )
+                if record is not None:
+                    insert_published(conn, [(entries[0].uid, record)])
                 if _before_commit is not None:
                     _before_commit()
         if refused is not None:
@@ -961,8 +997,12 @@ class Ledger:
         state exactly that unit (its ``facts``: neighbours, rows per person, id column); any other unit,
         weaker or not, is refused with a ``DPDashError``. ``release()`` has drawn the values already: show
         or hand them out only after this returns.
+
+        The release's publishable record (``release.to_json()``: its noisy values and accuracy, never the
+        true values) is stored in the same transaction, under the uid of its first entry: ``published``.
         """
         ds = self.dataset(dataset)
+        record = record_of(release)
         drawn_on = getattr(release, "dataset_identity", None) or getattr(release, "dataset_fingerprint", None)
         if not isinstance(drawn_on, str) or self.find_dataset(drawn_on) != ds:
             raise ParameterError(
@@ -977,7 +1017,7 @@ class Ledger:
                     f"refused: {problem}. The budget of dataset {ds.name!r} protects "
                     f"{recorded.unit.describe()}; a release must use that unit. Nothing was recorded."
                 )
-        return self.spend_many(ds, events_for_release(release, partition=partition), session=session)
+        return self._spend(ds, events_for_release(release, partition=partition), session, record)
 
     def spend_mechanism(
         self,
@@ -1106,7 +1146,7 @@ class Ledger:
                 for row in conn.execute("SELECT uid, label, started_at FROM sessions ORDER BY id").fetchall()
                 if row[0] in session_uids
             ]
-        unit, versions = self.unit(ds), self.versions(ds)
+        unit, versions, published = self.unit(ds), self.versions(ds), self.published(ds)
         records = [_entry_record(entry) for entry in entries]
         document = {
             "format": EXPORT_FORMAT,
@@ -1121,6 +1161,7 @@ class Ledger:
             "entries": records,
             "entries_sha256": hashlib.sha256(canonical_json(records).encode()).hexdigest(),
             "totals": _totals_record(ds, [entry.event for entry in entries]),
+            "published": [{"entry": uid, "record": record} for uid, record in published.items()],
         }
         private = self._signing_key()
         if private is not None:
@@ -1173,8 +1214,15 @@ class Ledger:
         texts = {entry.uid: canonical_json(entry.event.to_dict()) for entry in entries}
         unit: RecordedUnit | None = document["unit"]
         versions: list[Version] = document["versions"]
+        published: dict[str, dict[str, Any]] = document["published"] if trusted else {}
         if unit is not None or versions:
             self._need_v2("import the unit of privacy and versions")
+        if published and not self._v3:
+            raise LedgerError(
+                f"cannot import the released values: the ledger {self._path} is read-only at schema "
+                f"{2 if self._v2 else 1} (made by an older dpdash); open it once where it can be written to "
+                "upgrade it. Nothing was imported"
+            )
         with self._transaction("import the export") as conn:
             existing = self._find(conn, ds.fingerprint, versions=False)
             owner = resolve(conn, ds.fingerprint) if self._v2 else None
@@ -1267,13 +1315,15 @@ class Ledger:
                     for entry in fresh
                 ],
             )
+            insert_published(conn, published.items())
             added, present = len(fresh), len(found)
         try:
             keeper, budget = get_accountant(existing.accountant), existing.budget
             over = not running.fits(keeper, self.events(existing), (), budget.delta, budget.epsilon)
         except UnsupportedEventError:
             over = True
-        return ImportReport(existing, added, present, over, signer, trusted)
+        left = len(document["published"]) - len(published)
+        return ImportReport(existing, added, present, over, signer, trusted, len(published), left)
 
     def _import_unit_and_versions(
         self,
@@ -1432,10 +1482,11 @@ def _check_ledger_tables(conn: sqlite3.Connection, path: Path) -> None:
             f"up to {SCHEMA_VERSION}). {advice}"
         )
     needed = {"datasets", "sessions", "entries"} | (TABLE_NAMES_V2 if version >= 2 else set())
+    needed |= TABLE_NAMES_V3 if version >= 3 else set()
     if version < 1 or not needed <= tables:
         raise LedgerError(f"the ledger {path} is incomplete (tables: {sorted(tables)}). {advice}")
     triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    expected = _TRIGGERS | (TRIGGERS_V2 if version >= 2 else set())
+    expected = _TRIGGERS | (TRIGGERS_V2 if version >= 2 else set()) | (TRIGGERS_V3 if version >= 3 else set())
     if not triggers >= expected:
         raise LedgerError(
             f"the ledger {path} lacks its append-only triggers ({sorted(expected - triggers)}): "
@@ -1574,6 +1625,7 @@ def _parse_export(text: str | bytes) -> dict[str, Any]:
         )
     _check_totals(document.get("totals"), ds, [entry.event for entry in entries])
     unit, versions = _parse_unit_and_versions(document["dataset"], ds)
+    published = _parse_published(document.get("published", []), seen)
     return {
         "dataset": ds,
         "sessions": sessions,
@@ -1581,7 +1633,25 @@ def _parse_export(text: str | bytes) -> dict[str, Any]:
         "signed_by": signed_by(document),
         "unit": unit,
         "versions": versions,
+        "published": published,
     }
+
+
+def _parse_published(raw: Any, uids: set[str]) -> dict[str, dict[str, Any]]:
+    """The export's release records (schema 3; older exports have none), each for one of its entries."""
+    if not isinstance(raw, list):
+        raise LedgerError("the export's 'published' is not a list; nothing was imported")
+    published: dict[str, dict[str, Any]] = {}
+    for index, item in enumerate(raw):
+        uid = item.get("entry") if isinstance(item, dict) else None
+        record = item.get("record") if isinstance(item, dict) else None
+        if not isinstance(uid, str) or uid not in uids or uid in published or not isinstance(record, dict):
+            raise LedgerError(
+                f"release record {index} of the export is invalid (it must be an object with 'entry', the "
+                "uid of one of the export's entries, once, and 'record', a JSON object); nothing was imported"
+            )
+        published[uid] = record
+    return published
 
 
 def _parse_unit_and_versions(raw: dict[str, Any], ds: Dataset) -> tuple[RecordedUnit | None, list[Version]]:

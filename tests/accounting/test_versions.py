@@ -163,7 +163,7 @@ def test_a_release_on_another_table_is_refused(ledger: Ledger) -> None:
 # ---- schema 1 ----------------------------------------------------------------------------------------
 def _as_schema_1(path: Path) -> None:
     conn = sqlite3.connect(path)
-    for table in ("dataset_units", "dataset_versions", "distinct_populations"):
+    for table in ("published", "dataset_units", "dataset_versions", "distinct_populations"):
         conn.execute(f"DROP TABLE {table}")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()
@@ -181,7 +181,7 @@ def test_a_schema_1_ledger_is_upgraded_and_keeps_its_history(tmp_path: Path) -> 
         ledger.record_unit(ds, UNIT)
         assert ledger.unit(ds).unit == UNIT
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
         conn.execute("DELETE FROM dataset_units")
     conn.close()
@@ -207,7 +207,7 @@ def test_export_carries_the_unit_and_versions_and_import_restores_them(tmp_path:
         text = source.export_json(ds)
         key = source.public_key
     document = json.loads(text)
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     assert document["dataset"]["unit"]["id_column"] == "person_id"
     assert [v["name"] for v in document["dataset"]["versions"]] == ["v2"]
     with Ledger(tmp_path / "b.sqlite") as target:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import html
 from typing import TYPE_CHECKING
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
+
+from dpdash.accounting import Ledger
+from dpdash.report import figure, released_values
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -121,6 +125,17 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
         page.get_by_role("button", name="Stakeholder report (one-page HTML)").click()
     report = download.value.path().read_text()
     assert "What was released (2)" in report and "histogram of diabetes" in report
+    # Made in a later browser session (reload and goto each start one): the values come from the ledger.
+    assert "Values not in the ledger" not in report
+    with Ledger() as ledger:  # the server's ledger ($DPDASH_LEDGER), shared by this test session's server
+        title = "<title>Privacy report: {}</title>"
+        (dataset,) = [d for d in ledger.datasets() if title.format(html.escape(d.name)) in report]
+        released = released_values(ledger.published(dataset))
+    assert len(released) == 2
+    for made in released.values():
+        for value, width in zip(made.values, made.accuracy.half_widths, strict=True):
+            shown = str(value) if isinstance(value, int) else figure(value, 6)
+            assert f"{shown} ± {figure(width, 4)}</b>" in report
 
     for path, marker, name in [
         ("budget", "Every accountant, side by side", "budget"),

@@ -14,7 +14,7 @@ from dpdash.facts import Facts
 from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Count, Histogram, Mean
 from dpdash.release import release
-from dpdash.report import figure, stakeholder_report
+from dpdash.report import figure, released_values, stakeholder_report
 from dpdash.wording import guarantee
 
 if TYPE_CHECKING:
@@ -37,11 +37,12 @@ def _report(tmp_path: Path) -> tuple[str, list]:  # type: ignore[type-arg]
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         ds = ledger.add_dataset(name="Ward <survey> 2026", fingerprint=fingerprint(df),
                                 budget=Budget(1.0, 1e-5), accountant="tightest", unit=FACTS)  # fmt: skip
-        made, released = [], {}
+        made = []
         for query, mechanism, epsilon in queries:
             result = release(query, mechanism, df, epsilon=epsilon, identity=fingerprint(df))
             made.append(result)
-            released.update({e.uid: result for e in ledger.spend_release(ds, result)})
+            ledger.spend_release(ds, result)
+        released = released_values(ledger.published(ds))
         page = stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), facts=FACTS, released=released)
         spent = ledger.status(ds).spent.epsilon
     return page, [made, spent]
