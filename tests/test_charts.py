@@ -14,7 +14,7 @@ import pytest
 from dpdash.accounting import Budget, Ledger, event_for
 from dpdash.mechanisms import Laplace
 from ui.budget_charts import accountant_role, count_axis, cumulative_budget_figure, cumulative_table
-from ui.chart_view import MAX_ROWS_PER_SERIES, figure_summary, figure_table
+from ui.chart_view import MAX_ROWS_PER_SERIES, figure_summary, figure_table, numbers_html
 from ui.charts import accuracy_curve_figure, merge_marks, posterior_figure, reference_figure
 from ui.numbers import all_of, delta_text, percent, plural, significant
 from ui.preview_charts import possible_release_figure, quantile_dotplot_figure, release_axis
@@ -191,6 +191,14 @@ def test_a_gauge_is_named_and_listed() -> None:
     assert figure_table(gauge).to_dict("records") == [
         {"series": "ε spent (tightest, in force)", "value": "0.49998"}
     ]
+
+
+def test_a_chart_table_is_one_escaped_html_table() -> None:
+    hostile = "<img src=x onerror=alert(1)> & </table><script>x</script>"
+    page = numbers_html(pd.DataFrame({"series": [hostile, "b"], "ε": ["0.5", None]}))
+    assert page.count("<table") == 1 and page.count("</table>") == 1  # the hostile text closed nothing
+    assert "<img" not in page and "<script" not in page and "&lt;img src=x onerror=alert(1)&gt; &amp;" in page
+    assert "<th>series</th>" in page and "<th>ε</th>" in page and "<td></td>" in page  # no "None"
 
 
 @pytest.mark.parametrize("name", ["ui.numbers", "ui.budget_charts"])

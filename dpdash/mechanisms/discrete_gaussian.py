@@ -43,8 +43,9 @@ def _log_tail_sum(n: int, sigma: float) -> float:
     if sigma <= _DIRECT_SIGMA or n / sigma**2 >= 0.05:
         count = math.ceil(math.sqrt(n * n + _LOG_NEGLIGIBLE * two_var) - n) + 2
         k = np.arange(n, n + count, dtype=float)
-        rel = -((k - n) * (k + n)) / two_var  # ln f(k) − ln f(n), without cancellation
-        return log_first + float(special.logsumexp(rel))
+        rel = -((k[1:] - n) * (k[1:] + n)) / two_var  # ln f(k) − ln f(n) for k > n, without cancellation
+        # ln Σ_k f(k)/f(n) = ln(1 + Σ_{k>n} e^rel), every e^rel < 1: no shift needed (what logsumexp does)
+        return log_first + math.log1p(float(np.exp(rel).sum()))
     u = n / sigma
     # ∫_n^∞ f = σ√(2π)·Φ(−u); relative to f(n) = e^(−u²/2):
     integral = sigma * math.sqrt(2.0 * math.pi) * math.exp(special.log_ndtr(-u) + u * u / 2.0)
