@@ -72,25 +72,33 @@ upload = st.file_uploader(
 seen = None if upload is None else (upload.name, upload.size, getattr(upload, "file_id", ""))
 if upload is not None and st.session_state.get("data_upload_seen") != seen:
     st.session_state["data_upload_seen"] = seen
-    try:
-        loaded = load_table(upload.getvalue(), upload.name)
-    except DPDashError as error:
-        st.error(f"{md(upload.name)} was not loaded: {md(error)}", icon=":material/error:")
-    else:
-        # The same content (any format, column order or earlier type choices) is the same people: it keeps
-        # the name and the facts declared for it, and the ledger finds its budget by the same identity.
-        identity = fingerprint(loaded.data)
+    shown = md(upload.name)
+    # Each step of a large file takes seconds: the page says which one is running.
+    with st.status(f"Reading {shown}: parsing {upload.size / 1e6:.3g} MB…") as status:
         try:
-            before = workspace().table(identity)
-        except DPDashError:
-            before = None
-        use_table(
-            before.name if before else loaded.filename, f"upload '{loaded.filename}'", loaded.data,
-            before.facts if before else PublicFacts(unit=Facts()), identity=identity,
-            raw=upload.getvalue(), filename=loaded.filename,
-        )  # fmt: skip
-        st.session_state["data_upload_warnings"] = list(loaded.warnings)
-        st.rerun()
+            loaded = load_table(upload.getvalue(), upload.name)
+        except DPDashError as error:
+            status.update(label=f"{shown} was not loaded: {md(error)}", state="error", expanded=True)
+            st.write("Nothing else changed: the table before stays active. Fix the file, then upload it.")
+        else:
+            # The same content (any format, column order or earlier type choices) is the same people: it
+            # keeps the name and the facts declared for it, and the ledger finds its budget by the same
+            # identity.
+            status.update(label=f"Reading {shown}: {len(loaded.data):,} rows; computing its fingerprint…")
+            identity = fingerprint(loaded.data)
+            try:
+                before = workspace().table(identity)
+            except DPDashError:
+                before = None
+            status.update(label=f"Reading {shown}: keeping it in the workspace…")
+            use_table(
+                before.name if before else loaded.filename, f"upload '{loaded.filename}'", loaded.data,
+                before.facts if before else PublicFacts(unit=Facts()), identity=identity,
+                raw=upload.getvalue(), filename=loaded.filename,
+            )  # fmt: skip
+            status.update(label=f"{shown} loaded", state="complete")
+            st.session_state["data_upload_warnings"] = list(loaded.warnings)
+            st.rerun()
 for warning in st.session_state.get("data_upload_warnings", []):
     st.warning(md(warning), icon=":material/warning:")
 

@@ -122,7 +122,8 @@ def active_table() -> ActiveTable:
         return table
     stored = _try(lambda: workspace().active())
     if stored is not None:
-        restored = _try(lambda: restore(stored))
+        with st.spinner(f"Opening {md(stored.name)} from the workspace…"):  # a large upload takes seconds
+            restored = _try(lambda: restore(stored))
         if restored is not None:
             return restored
     return use_example(DEFAULT_EXAMPLE, persist=False)

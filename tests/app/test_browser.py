@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -171,6 +172,31 @@ def test_bad_uploads_are_messages_and_keep_the_table(page: Page, streamlit_serve
     good.write_text("age,answer\n34,yes\n71,no\n")
     uploader.set_input_files(str(good))
     expect(page.get_by_test_id("stSidebar")).to_contain_text("survey.csv")
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_large_upload_says_which_step_is_running(page: Page, streamlit_server, tmp_path: Path) -> None:
+    """An 18 MB CSV the test writes: while it is parsed the page says so (not only Streamlit's corner
+    icon), then it becomes the active table with its row count."""
+    import numpy as np
+    import pandas as pd
+
+    rows = 1_000_000
+    generator = np.random.default_rng(14)
+    big = tmp_path / "large visits.csv"
+    pd.DataFrame({
+        "person": generator.integers(0, 300_000, rows), "age": generator.integers(18, 95, rows),
+        "cost": generator.normal(250, 80, rows).round(2), "ward": generator.choice(["A", "B", "C"], rows),
+    }).to_csv(big, index=False)  # fmt: skip
+    assert big.stat().st_size > 15e6
+    page.goto(f"{streamlit_server.url}/data")
+    expect(page.get_by_text("1. Load a table")).to_be_visible()
+    wait_until_idle(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(big))
+    expect(page.get_by_text(re.compile(r"Reading large visits\.csv: parsing \d+(\.\d+)? MB"))).to_be_visible()
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("large visits.csv", timeout=120_000)
+    wait_until_idle(page)
+    expect(page.get_by_text("1,000,000 rows").first).to_be_visible()
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
