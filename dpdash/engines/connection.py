@@ -6,6 +6,7 @@ DuckDB's built-in Parquet and CSV readers are used (no httpfs, no remote paths).
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,8 @@ class EngineConfig:
 
     Args:
         memory_limit: DuckDB's ``memory_limit`` (e.g. ``"2GB"``, ``"512MB"``).
-        temp_directory: where it spills; default a new private folder under the system temp folder.
+        temp_directory: where it spills; default one private folder per process under the system temp
+            folder (the same settings each time, so one database file can be opened twice).
         threads: worker threads; ``None`` lets DuckDB use every core.
     """
 
@@ -43,17 +45,21 @@ class EngineConfig:
 
     def settings(self) -> dict[str, Any]:
         """The DuckDB settings this configuration stands for."""
-        temp = self.temp_directory or tempfile.mkdtemp(prefix="dpdash-duckdb-")
+        temp = self.temp_directory or _default_temp()
         out: dict[str, Any] = {
             "memory_limit": self.memory_limit,
             "temp_directory": str(temp),
             "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
-            "enable_external_access": True,  # local files only: no extension can reach a network
         }
         if self.threads is not None:
             out["threads"] = self.threads
         return out
+
+
+@functools.cache
+def _default_temp() -> str:
+    return tempfile.mkdtemp(prefix="dpdash-duckdb-")
 
 
 def connect(

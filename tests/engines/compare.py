@@ -6,8 +6,13 @@ import math
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from dpdash.queries.base import Evaluation
+from dpdash.engines import open_frame
+from dpdash.engines.evaluate import evaluate_in_engine
+from dpdash.queries import Variance
+from dpdash.queries.base import Evaluation, Query
+from dpdash.queries.sums import _CentredSquares
 
 REL = 1e-9
 
@@ -60,3 +65,14 @@ def same_evaluation(pandas: Evaluation, engine: Evaluation, scale: float) -> Non
             scale,
             "bias",
         )
+
+
+def check(query: Query, df: pd.DataFrame, source: Any = None) -> None:
+    """pandas and DuckDB agree on ``query`` over ``df``. Near-zero floats are compared at 1e-9 of the
+    size of the terms summed: n·M, or n·M² for sums of squares and variances."""
+    source = source if source is not None else open_frame(df)
+    numbers = df.select_dtypes("number").abs().to_numpy(dtype=float)
+    big = max(1.0, float(np.nanmax(np.where(np.isfinite(numbers), numbers, np.nan), initial=1.0)))
+    squared = isinstance(query, _CentredSquares | Variance)
+    scale = len(df) * (big * big if squared else big)
+    same_evaluation(query.evaluate(df), evaluate_in_engine(query, source), scale)

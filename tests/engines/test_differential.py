@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from dpdash.engines import COMPILED, evaluate, open_frame
-from dpdash.engines.evaluate import evaluate_in_engine
 from dpdash.errors import ParameterError
 from dpdash.facts import Facts
 from dpdash.queries import (
@@ -26,7 +25,7 @@ from dpdash.queries import (
 )
 from dpdash.queries.histogram import numeric_bins
 from dpdash.queries.sums import _CentredSquares
-from tests.engines.compare import same_evaluation
+from tests.engines.compare import check, same_evaluation
 
 ID = "person id"
 INCOME = 'in"come; DROP TABLE x; --'
@@ -81,17 +80,6 @@ FACTS = [
     Facts(rows_per_person=1, id_column=ID),
     Facts(neighbours="substitute", rows_per_person=3, id_column=ID),
 ]
-
-
-def check(query, df: pd.DataFrame, source=None) -> None:
-    """pandas and DuckDB agree on ``query`` over ``df``. Near-zero floats are compared at 1e-9 of the
-    size of the terms summed: n·M, or n·M² for sums of squares and variances."""
-    source = source if source is not None else open_frame(df)
-    numbers = df.select_dtypes("number").abs().to_numpy(dtype=float)
-    big = max(1.0, float(np.nanmax(np.where(np.isfinite(numbers), numbers, np.nan), initial=1.0)))
-    squared = isinstance(query, _CentredSquares | Variance)
-    scale = len(df) * (big * big if squared else big)
-    same_evaluation(query.evaluate(df), evaluate_in_engine(query, source), scale)
 
 
 def test_every_compiled_query_kind_is_in_the_differential_test() -> None:
