@@ -24,8 +24,10 @@ KEY = "__dpdash_key"
 _INSIDE, _OUTSIDE, _MISSING = 0, 1, 2
 
 
-def with_cells(table: Any, column: str, categories: tuple[Any, ...] | None, bins: Bins | None) -> Any:
-    """``table`` with the STATUS and KEY columns of ``column``."""
+def with_cells(
+    table: Any, column: str, categories: tuple[Any, ...] | None, bins: Bins | None, tag: str = ""
+) -> Any:
+    """``table`` with the STATUS and KEY columns of ``column`` (their names end with ``tag``)."""
     col = table[column]
     gone = missing(col)
     if bins is not None:
@@ -39,9 +41,8 @@ def with_cells(table: Any, column: str, categories: tuple[Any, ...] | None, bins
         inside = col.isin(values).fill_null(False) if values else ibis.literal(False)
         key = inside.ifelse(col, ibis.null(dtype))
     status = gone.ifelse(_MISSING, inside.ifelse(_INSIDE, _OUTSIDE))
-    return table.mutate(
-        **{STATUS: status.cast("int8"), KEY: (~gone & inside).ifelse(key, ibis.null(key.type()))}
-    )
+    key = (~gone & inside).ifelse(key, ibis.null(key.type()))
+    return table.mutate(**{STATUS + tag: status.cast("int8"), KEY + tag: key})
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +54,16 @@ class Folded:
     outside: np.ndarray  # bool: that group is the values outside the declared cells
 
 
-def fold(frame: pd.DataFrame, categories: tuple[Any, ...] | None, bins: Bins | None, outside: str) -> Folded:
+def fold(
+    frame: pd.DataFrame, categories: tuple[Any, ...] | None, bins: Bins | None, outside: str, tag: str = ""
+) -> Folded:
     """Map each (status, key) row of the engine's answer to a cell: the category's (bin's) index,
     ``len(declared)`` for values outside when ``outside="other"``, −1 otherwise."""
     declared = len(bins.edges) - 1 if bins is not None else len(categories or ())
     lookup = {c: i for i, c in enumerate(categories or ())}
-    status = frame[STATUS].to_numpy(dtype=np.int64)
+    status = frame[STATUS + tag].to_numpy(dtype=np.int64)
     cells = np.full(len(frame), -1, dtype=np.int64)
-    for i, (s, key) in enumerate(zip(status, frame[KEY].to_numpy(dtype=object), strict=True)):
+    for i, (s, key) in enumerate(zip(status, frame[KEY + tag].to_numpy(dtype=object), strict=True)):
         if s == _INSIDE:
             value = key.item() if isinstance(key, np.generic) else key
             cells[i] = int(value) if bins is not None else lookup[value]

@@ -15,7 +15,17 @@ import pandas as pd
 from dpdash.engines.connection import EngineConfig
 from dpdash.engines.sources import Source, open_frame
 from dpdash.errors import ParameterError, ParameterTypeError
-from dpdash.queries import Count, GroupByCount, GroupByMean, GroupBySum, Histogram, Mean, Sum, Variance
+from dpdash.queries import (
+    ContingencyTable,
+    Count,
+    GroupByCount,
+    GroupByMean,
+    GroupBySum,
+    Histogram,
+    Mean,
+    Sum,
+    Variance,
+)
 from dpdash.queries.base import Evaluation, Query
 from dpdash.queries.groupby import _GroupCentredSum, _GroupValidCount
 from dpdash.queries.sums import _CentredSquares, _CentredSum, _ValidCount
@@ -30,6 +40,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
         evaluate_count,
         evaluate_grouped_count,
         evaluate_histogram,
+        evaluate_table,
         evaluate_valid_count,
     )
     from dpdash.engines.sums import evaluate_column, evaluate_grouped_column
@@ -39,6 +50,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
         _ValidCount: evaluate_valid_count,
         Histogram: evaluate_histogram,
         GroupByCount: evaluate_grouped_count,
+        ContingencyTable: evaluate_table,
     }
     out.update(dict.fromkeys((Sum, _CentredSum, _CentredSquares, Mean, Variance), evaluate_column))
     out.update(
@@ -54,6 +66,7 @@ COMPILED: tuple[type, ...] = (
     Mean,
     Variance,
     Histogram,
+    ContingencyTable,
     GroupByCount,
     GroupBySum,
     GroupByMean,

@@ -50,7 +50,9 @@ def evaluate_column(query: Any, source: Any, table: Any, truncation: Truncation)
     if isinstance(query, Variance):
         raw = number(table[query.column])
         present = ~missing(table[query.column])
-        metrics["var_raw"] = raw.var(how="pop", where=present)
+        finite = present & ~raw.isinf()  # numpy's variance of values with an infinity is NaN
+        metrics["var_raw"] = raw.var(how="pop", where=finite)
+        metrics["infinite"] = (present & raw.isinf()).cast("int64").sum().fill_null(0)
         metrics["var_clamped"] = raw.clip(lower=bounds.lower, upper=bounds.upper).var(
             how="pop", where=present
         )
@@ -66,7 +68,8 @@ def evaluate_column(query: Any, source: Any, table: Any, truncation: Truncation)
     pieces = {"sum": np.array([float(row["centred"])]), "count": np.array([n], dtype=np.int64)}
     if isinstance(query, Variance):
         pieces["squares"] = np.array([float(row["squares"])])
-        bias = float(row["var_clamped"]) - float(row["var_raw"]) if below or above else 0.0
+        var_raw = float("nan") if int(row["infinite"]) else float(row["var_raw"])
+        bias = float(row["var_clamped"]) - var_raw if below or above else 0.0
     else:
         bias = shift / n if n else 0.0
     answer = np.array([float(query.combine(pieces)[0])])

@@ -13,6 +13,7 @@ from dpdash.engines import COMPILED, evaluate, open_frame
 from dpdash.errors import ParameterError
 from dpdash.facts import Facts
 from dpdash.queries import (
+    ContingencyTable,
     Count,
     GroupByCount,
     GroupByMean,
@@ -67,6 +68,10 @@ def queries(facts: Facts) -> list:
         Histogram(column="kids", categories=[0, True, 2.0, "3"], facts=facts),
         Histogram(column=AGE, bins=bins, facts=facts),
         Histogram(column=INCOME, bins=bins, outside="drop", facts=facts),
+        ContingencyTable(columns=(REGION, "kids"), categories=(CATEGORIES, (0, 1, 2)), facts=facts),
+        ContingencyTable(
+            columns=("kids", REGION), categories=((3, 4.0), HOSTILE[:3]), outside="drop", facts=facts
+        ),
         GroupByCount(by=REGION, keys=CATEGORIES, outside="other", facts=facts),
         GroupByCount(by=AGE, bins=bins, facts=facts),
         GroupBySum(by=REGION, column=INCOME, keys=CATEGORIES, bounds=bounds, facts=facts),
