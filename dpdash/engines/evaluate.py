@@ -23,6 +23,7 @@ from dpdash.queries import (
     GroupBySum,
     Histogram,
     Mean,
+    SecondMoment,
     Sum,
     Variance,
 )
@@ -43,6 +44,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
         evaluate_table,
         evaluate_valid_count,
     )
+    from dpdash.engines.moment import evaluate_moment
     from dpdash.engines.sums import evaluate_column, evaluate_grouped_column
 
     out: dict[type, Callable[..., Evaluation]] = {
@@ -51,6 +53,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
         Histogram: evaluate_histogram,
         GroupByCount: evaluate_grouped_count,
         ContingencyTable: evaluate_table,
+        SecondMoment: evaluate_moment,
     }
     out.update(dict.fromkeys((Sum, _CentredSum, _CentredSquares, Mean, Variance), evaluate_column))
     out.update(
@@ -67,6 +70,7 @@ COMPILED: tuple[type, ...] = (
     Variance,
     Histogram,
     ContingencyTable,
+    SecondMoment,
     GroupByCount,
     GroupBySum,
     GroupByMean,

@@ -10,7 +10,7 @@ import pandas as pd
 
 from dpdash.engines import open_frame
 from dpdash.engines.evaluate import evaluate_in_engine
-from dpdash.queries import Variance
+from dpdash.queries import SecondMoment, Variance
 from dpdash.queries.base import Evaluation, Query
 from dpdash.queries.sums import _CentredSquares
 
@@ -73,6 +73,6 @@ def check(query: Query, df: pd.DataFrame, source: Any = None) -> None:
     source = source if source is not None else open_frame(df)
     numbers = df.select_dtypes("number").abs().to_numpy(dtype=float)
     big = max(1.0, float(np.nanmax(np.where(np.isfinite(numbers), numbers, np.nan), initial=1.0)))
-    squared = isinstance(query, _CentredSquares | Variance)
+    squared = isinstance(query, _CentredSquares | Variance | SecondMoment)
     scale = len(df) * (big * big if squared else big)
     same_evaluation(query.evaluate(df), evaluate_in_engine(query, source), scale)
