@@ -58,19 +58,21 @@ def evaluate_valid_count(query: _ValidCount, source: Any, table: Any, truncation
 
 
 def cell_counts(
-    query: Any, source: Any, table: Any, column: str, categories: Any
+    source: Any, table: Any, column: str, categories: Any, bins: Any, outside: str, cells: int
 ) -> tuple[np.ndarray, int, int]:
     """(counts per cell, missing, outside) of ``column``: one GROUP BY in the engine."""
-    cells = with_cells(table, column, categories, query.bins)
-    frame = source.execute(cells.group_by([STATUS, KEY]).aggregate(n=cells.count()))
-    folded = fold(frame, categories, query.bins, query.outside)
-    counts = per_cell(folded, frame["n"], len(query.labels))
+    marked = with_cells(table, column, categories, bins)
+    frame = source.execute(marked.group_by([STATUS, KEY]).aggregate(n=marked.count()))
+    folded = fold(frame, categories, bins, outside)
+    counts = per_cell(folded, frame["n"], cells)
     n = frame["n"].to_numpy(dtype=np.int64)
     return counts, int(n[folded.missing].sum()), int(n[folded.outside].sum())
 
 
 def evaluate_histogram(query: Histogram, source: Any, table: Any, truncation: Truncation) -> Evaluation:
-    counts, gone, outside = cell_counts(query, source, table, query.column, query.categories)
+    counts, gone, outside = cell_counts(
+        source, table, query.column, query.categories, query.bins, query.outside, len(query.labels)
+    )
     declared = query.declared
     empty = tuple(
         (query.categories[i] if query.categories is not None else declared[i])
@@ -92,7 +94,9 @@ def evaluate_histogram(query: Histogram, source: Any, table: Any, truncation: Tr
 def evaluate_grouped_count(
     query: GroupByCount, source: Any, table: Any, truncation: Truncation
 ) -> Evaluation:
-    counts, gone, outside = cell_counts(query, source, table, query.by, query.keys)
+    counts, gone, outside = cell_counts(
+        source, table, query.by, query.keys, query.bins, query.outside, len(query.labels)
+    )
     report = DataReport(
         rows=truncation.rows_in,
         rows_used=int(counts.sum()),

@@ -23,6 +23,8 @@ from dpdash.queries import (
     GroupBySum,
     Histogram,
     Mean,
+    Mode,
+    Quantile,
     SecondMoment,
     Sum,
     Variance,
@@ -45,6 +47,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
         evaluate_valid_count,
     )
     from dpdash.engines.moment import evaluate_moment
+    from dpdash.engines.selection import evaluate_mode, evaluate_quantile
     from dpdash.engines.sums import evaluate_column, evaluate_grouped_column
 
     out: dict[type, Callable[..., Evaluation]] = {
@@ -54,6 +57,8 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
         GroupByCount: evaluate_grouped_count,
         ContingencyTable: evaluate_table,
         SecondMoment: evaluate_moment,
+        Mode: evaluate_mode,
+        Quantile: evaluate_quantile,
     }
     out.update(dict.fromkeys((Sum, _CentredSum, _CentredSquares, Mean, Variance), evaluate_column))
     out.update(
@@ -71,6 +76,8 @@ COMPILED: tuple[type, ...] = (
     Histogram,
     ContingencyTable,
     SecondMoment,
+    Mode,
+    Quantile,
     GroupByCount,
     GroupBySum,
     GroupByMean,

@@ -31,6 +31,9 @@ def close(a: float, b: float, scale: float) -> bool:
 def same_array(a: Any, b: Any, scale: float, what: str) -> None:
     a, b = np.asarray(a), np.asarray(b)
     assert a.shape == b.shape, f"{what}: shapes {a.shape} != {b.shape}"
+    if a.dtype.kind == "O" or b.dtype.kind == "O":  # labels (a mode's best category)
+        assert a.tolist() == b.tolist(), f"{what}: {a.tolist()} != {b.tolist()}"
+        return
     if a.dtype.kind in "iub" or b.dtype.kind in "iub":
         # One exception: pandas' group sums come from np.bincount, which returns int64 zeros (not
         # float zeros) when no row has a weight; equal values, a different dtype.
@@ -53,6 +56,9 @@ def same_evaluation(pandas: Evaluation, engine: Evaluation, scale: float) -> Non
         assert engine.pieces is not None and set(pandas.pieces) == set(engine.pieces)
         for name, piece in pandas.pieces.items():
             same_array(piece, engine.pieces[name], scale, f"piece {name}")
+    assert (pandas.utilities is None) == (engine.utilities is None)
+    for i, (u, v) in enumerate(zip(pandas.utilities or (), engine.utilities or (), strict=True)):
+        same_array(u, v, scale, f"utilities {i}")
     p, e = pandas.report.to_dict(), engine.report.to_dict()
     p_bias, e_bias = p.pop("clipping_bias"), e.pop("clipping_bias")
     assert p == e
