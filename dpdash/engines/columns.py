@@ -79,6 +79,8 @@ def where_match(table: Any, where: Any) -> Any:
     """A ``Where`` condition as a boolean expression: false where the column is missing."""
     col = table[where.column]
     dtype = col.type()
+    if dtype.is_null():  # every value missing (a column of None): no row matches
+        return ibis.literal(False)
     if where.op in ("in", "not in"):
         values = [v for v in (comparable(dtype, x) for x in where.value) if v is not None]
         match = col.isin(values) if values else ibis.literal(False)

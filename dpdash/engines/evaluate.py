@@ -67,7 +67,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
     return out
 
 
-#: The query types that compile to an engine (the others run in pandas only, for now).
+#: The query types that compile to an engine: every registered kind, and the pieces of composite ones.
 COMPILED: tuple[type, ...] = (
     Count,
     Sum,

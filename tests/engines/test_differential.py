@@ -27,6 +27,7 @@ from dpdash.queries import (
     Variance,
     Where,
 )
+from dpdash.queries.base import _REGISTRY
 from dpdash.queries.histogram import numeric_bins
 from dpdash.queries.sums import _CentredSquares
 from tests.engines.compare import check, same_evaluation
@@ -49,7 +50,8 @@ def table(seed: int, rows: int = 3000, people: int = 500) -> pd.DataFrame:
     age = rng.integers(0, 100, rows).astype(float)
     age[rng.random(rows) < 0.05] = np.nan
     region = rng.choice(np.array([*HOSTILE, None], dtype=object), rows)
-    return pd.DataFrame({ID: ids, INCOME: income, REGION: region, AGE: age, "kids": rng.integers(0, 5, rows)})
+    kids = rng.integers(0, 5, rows)
+    return pd.DataFrame({ID: ids, INCOME: income, REGION: region, AGE: age, "kids": kids, "flag": kids > 2})
 
 
 def queries(facts: Facts) -> list:
@@ -61,8 +63,10 @@ def queries(facts: Facts) -> list:
         Count(where=[Where(REGION, "==", '"; DROP TABLE x; --'), Where(INCOME, "<", 40.5)], facts=facts),
         Count(where=[Where(REGION, "in", ["é", "</script>", 3]), Where("kids", "!=", 2)], facts=facts),
         Count(where=[Where(REGION, "not in", ["A"]), Where(AGE, "==", "old")], facts=facts),
+        Count(where=[Where(REGION, ">=", "O"), Where("flag", "==", 1)], facts=facts),
         Sum(column=INCOME, bounds=bounds, facts=facts),
         Sum(column="kids", bounds=(1, 3), facts=facts),
+        Sum(column="flag", bounds=(-1, 0.5), facts=facts),
         _CentredSquares(column=INCOME, bounds=bounds, facts=facts),
         Mean(column=INCOME, bounds=bounds, facts=facts),
         Variance(column=INCOME, bounds=(10, 80), facts=facts),
@@ -73,6 +77,7 @@ def queries(facts: Facts) -> list:
         Histogram(column=REGION, categories=CATEGORIES, facts=facts),
         Histogram(column=REGION, categories=CATEGORIES, outside="drop", facts=facts),
         Histogram(column="kids", categories=[0, True, 2.0, "3"], facts=facts),
+        Histogram(column="flag", categories=[True, 0, "x"], facts=facts),
         Histogram(column=AGE, bins=bins, facts=facts),
         Histogram(column=INCOME, bins=bins, outside="drop", facts=facts),
         ContingencyTable(columns=(REGION, "kids"), categories=(CATEGORIES, (0, 1, 2)), facts=facts),
@@ -94,10 +99,12 @@ FACTS = [
 ]
 
 
-def test_every_compiled_query_kind_is_in_the_differential_test() -> None:
+def test_every_query_kind_is_compiled_and_in_the_differential_test() -> None:
     tested = {type(q) for q in queries(Facts())}
-    public = {t for t in COMPILED if not t.__name__.startswith("_")}
+    public = {t for t in _REGISTRY.values() if not t.__name__.startswith("_")}
+    assert public <= set(COMPILED)
     assert public <= tested
+    assert set(_REGISTRY.values()) <= set(COMPILED)  # the pieces of composite queries too
 
 
 @pytest.mark.parametrize("facts", FACTS, ids=["trusted", "c=1", "c=3"])
@@ -123,7 +130,7 @@ def test_one_person_with_many_rows() -> None:
     df = table(4, rows=400)
     df.loc[:299, ID] = 7.0  # one person owns 300 rows
     df.loc[:50, INCOME] = rng.choice([-1e6, 1e6, math.inf, -math.inf], 51)
-    for c in (1, 5, 299, 300, 301):
+    for c in (1, 299, 300):
         for query in queries(Facts(rows_per_person=c, id_column=ID)):
             check(query, df)
 
