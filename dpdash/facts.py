@@ -375,11 +375,11 @@ def _order_keys(series: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             text = np.array(
                 ["" if m else str(v) for v, m in zip(objects, missing, strict=True)], dtype=object
             )
-            digest = np.array(
-                ["" if m else hashlib.md5(t.encode("utf-8", "surrogatepass")).hexdigest()
-                 for t, m in zip(text, missing, strict=True)],
-                dtype=object,
-            )  # fmt: skip
+            codes, uniques = pd.factorize(text)  # hash each distinct string once
+            digests = np.array(
+                [hashlib.md5(t.encode("utf-8", "surrogatepass")).hexdigest() for t in uniques], dtype=object
+            )
+            digest = np.where(missing, "", digests[codes])
             return missing.astype(np.int8), digest, text
     values = np.where(missing, 0.0, values)
     with np.errstate(invalid="ignore", over="ignore"):

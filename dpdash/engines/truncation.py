@@ -62,7 +62,8 @@ def order_keys(table: Any, columns: tuple[str, ...]) -> list[Any]:
 
 
 def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, Truncation]:
-    """The table cut to c rows per id (rows without an id dropped) and what that did (one scan)."""
+    """The table cut to c rows per id (rows without an id dropped), and what that did. The report
+    needs one GROUP BY id; the ranking window runs only when someone has more than c rows."""
     table = source.table
     if facts.id_column is None:
         n = source.row_count()
@@ -72,27 +73,21 @@ def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, 
         shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
         raise ParameterError(f"id_column {facts.id_column!r} is not a column of the table (columns: {shown})")
     ident = table[facts.id_column]
-    columns = tuple(c for c in dict.fromkeys(columns) if c != facts.id_column)
-    keys = order_keys(table, columns)
-    rank = (
-        ibis.row_number().over(group_by=ident, order_by=keys)
-        if keys
-        else ibis.row_number().over(group_by=ident)
-    )
     c = facts.rows_per_person
-    ranked = table.mutate(__dpdash_no_id=missing(ident), __dpdash_rank=rank)
-    no_id = ranked["__dpdash_no_id"]
-    r = ranked["__dpdash_rank"]
-    counts = ranked.aggregate(
-        rows_in=ranked.count(),
-        missing=no_id.sum(),
-        kept=(~no_id & (r < c)).sum(),
-        people=(~no_id & (r == 0)).sum(),
-        truncated=(~no_id & (r == c)).sum(),
+    # The report needs only each id's number of rows: a GROUP BY, no sort.
+    marked = table.mutate(__dpdash_no_id=missing(ident))
+    no_id = marked["__dpdash_no_id"]
+    per_id = marked.group_by([facts.id_column, "__dpdash_no_id"]).aggregate(__dpdash_n=marked.count())
+    n, gone = per_id["__dpdash_n"], per_id["__dpdash_no_id"]
+    counts = per_id.aggregate(
+        rows_in=n.sum(),
+        missing=n.sum(where=gone),
+        kept=ibis.least(n, c).sum(where=~gone),
+        people=(~gone).cast("int64").sum(),
+        truncated=(~gone & (n > c)).cast("int64").sum(),
     )
     row = source.execute(counts).iloc[0]
-    rows_in = int(row["rows_in"])
-    missing_id, kept = _int(row["missing"]), _int(row["kept"])
+    rows_in, missing_id, kept = _int(row["rows_in"]), _int(row["missing"]), _int(row["kept"])
     report = Truncation(
         rows_in=rows_in,
         rows_kept=kept,
@@ -101,7 +96,15 @@ def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, 
         people=_int(row["people"]),
         people_truncated=_int(row["truncated"]),
     )
-    kept_table = ranked.filter(~no_id & (r < c)).drop("__dpdash_no_id", "__dpdash_rank")
+    if report.people_truncated == 0:  # nobody has more than c rows: no ranking needed
+        return marked.filter(~no_id).drop("__dpdash_no_id"), report
+    columns = tuple(col for col in dict.fromkeys(columns) if col != facts.id_column)
+    base = marked.filter(~no_id)
+    keys = order_keys(base, columns)
+    person = base[facts.id_column]
+    window = ibis.row_number().over(group_by=person, order_by=keys or None)
+    ranked = base.mutate(__dpdash_rank=window)
+    kept_table = ranked.filter(ranked["__dpdash_rank"] < c).drop("__dpdash_no_id", "__dpdash_rank")
     return kept_table, report
 
 

@@ -66,6 +66,7 @@ def test_a_duckdb_file_answers_as_the_dataframe(df: pd.DataFrame, tmp_path: Path
         "région </script>": "string",
         "age": "float64",
         "kids": "int64",
+        "flag": "boolean",
     }
     for query in queries(FACTS):
         check(query, df, source)
