@@ -51,6 +51,7 @@ class EngineConfig:
             "temp_directory": str(temp),
             "autoinstall_known_extensions": False,
             "autoload_known_extensions": False,
+            "preserve_insertion_order": False,  # no answer depends on row order: less memory
         }
         if self.threads is not None:
             out["threads"] = self.threads

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from dpdash.engines.connection import EngineConfig, connect
-from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 
 __all__ = ["Source", "open_duckdb", "open_files", "open_frame"]
 
@@ -38,11 +38,26 @@ class Source:
 
     def row_count(self) -> int:
         """The number of rows, counted by the engine."""
-        return int(self.backend.execute(self.table.count()))
+        return int(self.execute(self.table.count()))
 
     def execute(self, expr: Any) -> Any:
-        """Run an aggregate expression on this source's backend."""
-        return self.backend.execute(expr)
+        """Run an aggregate expression on this source's backend; an engine failure (out of memory, a
+        file that changed or vanished, a value out of range) becomes a ParameterError that says so."""
+        try:
+            return self.backend.execute(expr)
+        except Exception as error:  # the engine's own exception types (duckdb.Error, ...)
+            if isinstance(error, DPDashError):
+                raise
+            raise ParameterError(
+                f"the engine could not compute this on {self.description}: {error}"
+            ) from None
+
+    def head(self, rows: int = 200) -> pd.DataFrame:
+        """The first ``rows`` rows the engine returns, in no particular order. NOT PRIVATE: a sample of
+        the raw data for the data owner's eyes only."""
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise ParameterError(f"rows must be an integer >= 0, got rows={rows!r}")
+        return self.execute(self.table.limit(rows))
 
 
 def open_frame(df: pd.DataFrame, config: EngineConfig | None = None) -> Source:

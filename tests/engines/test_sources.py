@@ -14,6 +14,7 @@ import pytest
 from dpdash.engines import EngineConfig, evaluate, open_duckdb, open_files, open_frame
 from dpdash.errors import ParameterError
 from dpdash.facts import Facts
+from dpdash.queries import Sum
 from tests.engines.compare import check
 from tests.engines.test_differential import ID, INCOME, queries, table
 
@@ -80,10 +81,10 @@ def test_the_engine_runs_with_its_memory_limit_and_spill_folder(tmp_path: Path) 
     row = source.backend.raw_sql(
         "SELECT current_setting('memory_limit'), current_setting('temp_directory'), "
         "current_setting('threads'), current_setting('autoinstall_known_extensions'), "
-        "current_setting('autoload_known_extensions')"
+        "current_setting('autoload_known_extensions'), current_setting('preserve_insertion_order')"
     ).fetchone()
     assert row[0] in ("286.1 MiB", "300.0 MB") and row[1] == str(tmp_path / "spill")
-    assert row[2:] == (1, False, False)
+    assert row[2:] == (1, False, False, False)
 
 
 def test_no_extension_is_downloaded(df: pd.DataFrame, tmp_path: Path) -> None:
@@ -117,3 +118,25 @@ def test_a_folder_of_mixed_formats_is_refused(df: pd.DataFrame, tmp_path: Path) 
     assert open_files(tmp_path, format="parquet").row_count() == len(df)
     with pytest.raises(ParameterError, match="no DuckDB database file"):
         open_duckdb(tmp_path / "missing.duckdb", "t")
+
+
+def test_the_owner_sample_and_engine_failures(df: pd.DataFrame, tmp_path: Path) -> None:
+    write_parts(df, tmp_path / "data")
+    source = open_files(tmp_path / "data")
+    sample = source.head()
+    assert len(sample) == 200 and list(sample.columns) == list(df.columns)
+    for part in (tmp_path / "data").iterdir():
+        part.unlink()  # the files vanish after the source was opened
+    with pytest.raises(ParameterError, match="the engine could not compute this on parquet"):
+        evaluate(queries(FACTS)[0], source)
+
+
+def test_a_truncation_runs_within_a_small_memory_limit(tmp_path: Path) -> None:
+    rows = 600_000
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"pid": rng.integers(0, rows // 4, rows), "x": rng.normal(0, 1, rows)})
+    df.to_parquet(tmp_path / "big.parquet", index=False)
+    config = EngineConfig(memory_limit="40MB", temp_directory=tmp_path / "spill", threads=1)
+    query = Sum(column="x", bounds=(-1, 1), facts=Facts(rows_per_person=2, id_column="pid"))
+    small = evaluate(query, open_files(tmp_path / "big.parquet", config=config))
+    assert small.values[0] == pytest.approx(query.evaluate(df).values[0], rel=1e-9)
