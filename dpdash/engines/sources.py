@@ -52,6 +52,10 @@ class Source:
                 f"the engine could not compute this on {self.description}: {error}"
             ) from None
 
+    def close(self) -> None:
+        """Close the engine's connection (a DuckDB file opened read only is released)."""
+        self.backend.disconnect()
+
     def head(self, rows: int = 200) -> pd.DataFrame:
         """The first ``rows`` rows the engine returns, in no particular order. NOT PRIVATE: a sample of
         the raw data for the data owner's eyes only."""

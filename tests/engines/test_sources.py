@@ -73,6 +73,10 @@ def test_a_duckdb_file_answers_as_the_dataframe(df: pd.DataFrame, tmp_path: Path
         check(query, df, source)
     with pytest.raises(ParameterError, match=r"no table 'nope' in .*tables: 'my \"table\"'"):
         open_duckdb(path, "nope")
+    source.close()
+    with duckdb.connect(str(path)) as con:  # closed: the file can be written again
+        con.execute('INSERT INTO "my ""table""" SELECT * FROM "my ""table""" LIMIT 1')
+    assert open_duckdb(path, 'my "table"').row_count() == len(df) + 1
 
 
 def test_the_engine_runs_with_its_memory_limit_and_spill_folder(tmp_path: Path) -> None:
