@@ -8,9 +8,10 @@ for them explicitly and derives every sensitivity from them (``dpdash.queries``)
   same number of rows with other values (``"substitute"``: the number of rows, and each person's number
   of rows, stay the same);
 - the **unit of privacy** (:class:`Facts`): at most ``c = rows_per_person`` rows belong to one person.
-  With an ``id_column`` dpdash *enforces* it by truncation (each id keeps its first c rows, in table
-  order; rows without an id are dropped, since they cannot be attributed to anyone); without one, the
-  bound is *trusted* as declared, and every release says so;
+  With an ``id_column`` dpdash *enforces* it by truncation (each id keeps c of its rows chosen by
+  :func:`truncation_order`, a fixed function of the values, never of the row order; rows without an id
+  are dropped, since they cannot be attributed to anyone); without one, the bound is *trusted* as
+  declared, and every release says so;
 - per column: clamping :class:`Bounds`, category lists and :class:`Bins` (held by each query spec).
 
 >>> facts = Facts(neighbours="substitute", rows_per_person=3, id_column="patient")
@@ -24,9 +25,11 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -47,6 +50,7 @@ __all__ = [
     "Neighbours",
     "Truncation",
     "categories_tuple",
+    "truncation_order",
 ]
 
 #: The largest number of groups, cells, categories or candidates a query may have.
@@ -78,7 +82,7 @@ class Truncation:
 
     rows_in: int
     rows_kept: int
-    rows_truncated: int  # rows beyond the first c of their id
+    rows_truncated: int  # rows beyond the c of their id that truncation keeps
     rows_missing_id: int  # rows whose id is missing, dropped
     people: int | None  # distinct ids (None when no id column is given)
     people_truncated: int | None  # ids that had more than c rows
@@ -92,8 +96,8 @@ class Facts:
         neighbours: ``"add_remove"`` (default) or ``"substitute"`` (a :class:`Neighbours`).
         rows_per_person: c, an integer ≥ 1: at most c rows belong to one person.
         id_column: the column that identifies a person. Given, the bound c is enforced by truncation
-            (first c rows per id kept, deterministic; rows with a missing id dropped); ``None``, it is
-            trusted as declared.
+            (c rows per id kept, chosen by :func:`truncation_order`; rows with a missing id dropped);
+            ``None``, it is trusted as declared.
     """
 
     neighbours: Neighbours = Neighbours.ADD_REMOVE
@@ -143,16 +147,18 @@ class Facts:
         if self.enforced:
             unit = (
                 f"at most {rows} per person, enforced by truncation on column {self.id_column!r} "
-                f"(first {rows} per id kept)"
+                f"({rows} per id kept, chosen by their values, not by table order)"
             )
         else:
             unit = f"at most {rows} per person, trusted as declared (no id column, not enforced)"
         return f"neighbours: {self.neighbours.description}; unit of privacy: {unit}"
 
-    def apply(self, df: pd.DataFrame) -> tuple[pd.DataFrame, Truncation]:
-        """Enforce the unit of privacy: keep each id's first c rows (table order); drop rows without id.
-
-        Without an id column the table is returned unchanged (the bound is trusted).
+    def apply(
+        self, df: pd.DataFrame, columns: Sequence[str] | None = None
+    ) -> tuple[pd.DataFrame, Truncation]:
+        """Enforce the unit of privacy: keep c rows of each id, the first in :func:`truncation_order`
+        of ``columns`` (default: every column but the id); drop rows without an id. The kept rows stay
+        in table order. Without an id column the table is returned unchanged (the bound is trusted).
         """
         n = len(df)
         if self.id_column is None:
@@ -164,7 +170,12 @@ class Facts:
         ids = df[self.id_column]
         codes, _ = pd.factorize(ids, use_na_sentinel=True)  # −1 for a missing id
         missing = codes < 0
-        rank = pd.Series(codes).groupby(codes, sort=False).cumcount().to_numpy()
+        if columns is None:
+            columns = [c for c in df.columns if c != self.id_column]
+        order = truncation_order(df, [c for c in dict.fromkeys(columns) if c != self.id_column])
+        ranked = pd.Series(codes[order])
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = ranked.groupby(ranked.to_numpy(), sort=False).cumcount().to_numpy()
         keep = ~missing & (rank < self.rows_per_person)
         kept = df[keep]
         truncated = int((~missing & ~keep).sum())
@@ -316,6 +327,65 @@ def categories_tuple(values: object, name: str) -> tuple[Any, ...]:
     if len(out) > MAX_GROUPS:
         raise ParameterError(f"{name} must hold at most {MAX_GROUPS} categories, got {len(out)}")
     return tuple(out)
+
+
+#: The multiplier of the numeric scramble in :func:`truncation_order`: the double nearest (√5 − 1)/2.
+SCRAMBLE = 0.6180339887498949
+
+
+def truncation_order(df: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """The row order in which truncation keeps each person's first c rows: a function of the values.
+
+    The rule, identical in pandas and in every engine (``dpdash.engines.truncation``): each row gets,
+    for each column read, in the query's order, three keys, and rows are sorted by all of them:
+
+    1. missing: 0, or 1 when the value is missing (None, NaN), so present values are kept first;
+    2. scramble: for a number (bool as 0/1) v, y = float64(v)·0.6180339887498949 and y − floor(y) (1.0
+       when y is not finite); for a string, the hex MD5 of its UTF-8 bytes; 0 when missing;
+    3. the value itself (a tie-break: only equal values tie, and equal rows are interchangeable).
+
+    Why: the order of the rows in a file is not a property of the data (engines read in parallel),
+    so it cannot choose the rows. Sorting by the values alone would keep each person's smallest
+    values and bias sums down; the scramble spreads the kept rows over the range instead (the golden
+    ratio sequence is equidistributed). It uses only IEEE multiplication and floor (exact and the
+    same in every engine) and MD5 (DuckDB, PostgreSQL and Spark all have it), never a formatted
+    float or an engine's own hash. Strings compare by code point (UTF-8 bytes; PostgreSQL must use
+    the "C" collation). Other column types are compared as their ``str`` here.
+    """
+    keys: list[np.ndarray] = []
+    for column in columns:
+        keys.extend(_order_keys(df[column]))
+    if not keys:
+        return np.arange(len(df))
+    frame = pd.DataFrame({str(i): k for i, k in enumerate(keys)})
+    return frame.sort_values(list(frame.columns), kind="stable").index.to_numpy()
+
+
+def _order_keys(series: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(missing, scramble, value) of one column, as in :func:`truncation_order`."""
+    missing = series.isna().to_numpy()
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        objects = series.to_numpy(dtype=object)
+        present = objects[~missing]
+        if all(isinstance(v, numbers.Real) for v in present):
+            values = np.where(missing, np.nan, objects).astype(float)
+        else:
+            text = np.array(
+                ["" if m else str(v) for v, m in zip(objects, missing, strict=True)], dtype=object
+            )
+            codes, uniques = pd.factorize(text)  # hash each distinct string once
+            digests = np.array(
+                [hashlib.md5(t.encode("utf-8", "surrogatepass")).hexdigest() for t in uniques], dtype=object
+            )
+            digest = np.where(missing, "", digests[codes])
+            return missing.astype(np.int8), digest, text
+    values = np.where(missing, 0.0, values)
+    with np.errstate(invalid="ignore", over="ignore"):
+        y = values * SCRAMBLE
+        scramble = np.where(np.isfinite(y), y - np.floor(y), 1.0)
+    return missing.astype(np.int8), np.where(missing, 0.0, scramble), values
 
 
 def _fmt(x: float) -> str:

@@ -889,7 +889,7 @@ def _release_selection(
 def _release_randomized_response(
     query: Histogram, df: pd.DataFrame, epsilon: float, confidence: float
 ) -> tuple[list[PieceRecord], tuple[float, ...], Accuracy, np.ndarray]:
-    kept, _ = query.facts.apply(df)
+    kept, _ = query.facts.apply(df, query.required_columns())
     cells = cell_codes(kept[query.column], categories=query.categories, bins=query.bins, outside="other")
     k = len(query.labels)
     codes = np.where(cells.codes < 0, k - 1, cells.codes)  # missing values report as "(other)"

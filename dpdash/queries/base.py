@@ -202,7 +202,7 @@ class Query(ABC):
         for column in self.required_columns():
             require_column(frame, column, self)
         self._check_types(frame)
-        kept, truncation = self.facts.apply(frame)
+        kept, truncation = self.facts.apply(frame, self.required_columns())
         return self._evaluate(kept, truncation)
 
     def true_answer(self, df: pd.DataFrame) -> Any:

@@ -154,12 +154,35 @@ def test_an_id_column_enforces_c_rows_per_person_by_truncation() -> None:
     df = pd.DataFrame({"pid": [1, 1, 1, 2, None, 2, 1], "x": [1, 2, 3, 4, 5, 6, 7]})
     facts = Facts(rows_per_person=2, id_column="pid")
     kept, truncation = facts.apply(df)
-    assert kept["x"].tolist() == [1, 2, 4, 6]  # the first two rows of each id, in table order
+    # Each id keeps its two rows smallest in frac(0.618…·x): for id 1, x = 2 (0.236) and 7 (0.326)
+    # before 1 (0.618) and 3 (0.854); the kept rows stay in table order.
+    assert kept["x"].tolist() == [2, 4, 6, 7]
     assert (truncation.rows_truncated, truncation.rows_missing_id, truncation.people) == (2, 1, 2)
     assert truncation.people_truncated == 1
-    assert Sum(column="x", bounds=(0, 10), facts=facts).true_answer(df)[0] == 13
+    assert Sum(column="x", bounds=(0, 10), facts=facts).true_answer(df)[0] == 19
     assert "enforced by truncation" in facts.describe()
     assert "trusted as declared" in Facts(rows_per_person=2).describe()
+
+
+def test_truncation_does_not_depend_on_the_order_of_the_rows() -> None:
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame(
+        {
+            "pid": rng.integers(0, 30, 600),
+            "x": rng.normal(50, 20, 600).round(2),
+            "s": rng.choice(["a", "b", "é", None], 600),
+        }
+    )
+    facts = Facts(rows_per_person=3, id_column="pid")
+    shuffled = df.sample(frac=1, random_state=3)
+    for columns in (["x"], ["s"], ["s", "x"], None):
+        kept, truncation = facts.apply(df, columns)
+        again, truncation_again = facts.apply(shuffled, columns)
+        assert truncation == truncation_again
+        read = ["pid", *(columns or ["x", "s"])]  # rows equal on these are interchangeable
+        assert sorted(map(tuple, kept[read].astype(str).to_numpy())) == sorted(
+            map(tuple, again[read].astype(str).to_numpy())
+        )
 
 
 @pytest.mark.parametrize("c", [2.5, 0, -1, math.nan])

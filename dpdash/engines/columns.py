@@ -1,0 +1,100 @@
+"""Column expressions shared by every compiled query: missing values, numbers, filters, cells.
+
+A value is missing when it is NULL or, in a float column, NaN: the same rule as pandas' ``isna``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from typing import Any
+
+import ibis
+import ibis.expr.datatypes as dt
+
+from dpdash.errors import ParameterError
+
+__all__ = ["is_numeric", "missing", "number", "require_columns", "where_match"]
+
+_COMPARE = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def is_numeric(dtype: dt.DataType) -> bool:
+    """Numbers and booleans: what pandas' ``is_numeric_dtype`` accepts."""
+    return dtype.is_numeric() or dtype.is_boolean()
+
+
+def missing(col: Any) -> Any:
+    """True where the value is missing (NULL, or NaN in a float column); never NULL itself."""
+    out = col.isnull()
+    if col.type().is_floating():
+        out = out | col.isnan().fill_null(False)
+    return out
+
+
+def number(col: Any) -> Any:
+    """The column as float64 (booleans as 0/1)."""
+    return col.cast("float64")
+
+
+def require_columns(table: Any, columns: tuple[str, ...], name: str, numeric: tuple[str, ...]) -> None:
+    """The same refusals as the pandas path: a column not in the table, a non-numeric column."""
+    names = list(table.columns)
+    shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+    schema = table.schema()
+    for column in columns:
+        if column not in schema:
+            raise ParameterError(
+                f"column {column!r} is not in the table, needed by {name} (columns: {shown})"
+            )
+    for column in numeric:
+        if not is_numeric(schema[column]):
+            raise ParameterError(f"column {column!r} must be numeric for {name}, got dtype {schema[column]}")
+
+
+def comparable(dtype: dt.DataType, value: Any) -> Any:
+    """``value`` as a literal the column can be compared with, or ``None`` when it never equals any
+    value of the column (a string against numbers, a number against strings)."""
+    if isinstance(value, str):
+        return value if dtype.is_string() else None
+    if not isinstance(value, numbers.Real):
+        return None
+    if dtype.is_boolean():
+        if isinstance(value, bool) or value in (0, 1):
+            return bool(value)
+        return None
+    if dtype.is_numeric():
+        return int(value) if isinstance(value, bool) else value
+    return None
+
+
+def where_match(table: Any, where: Any) -> Any:
+    """A ``Where`` condition as a boolean expression: false where the column is missing."""
+    col = table[where.column]
+    dtype = col.type()
+    if dtype.is_null():  # every value missing (a column of None): no row matches
+        return ibis.literal(False)
+    if where.op in ("in", "not in"):
+        values = [v for v in (comparable(dtype, x) for x in where.value) if v is not None]
+        match = col.isin(values) if values else ibis.literal(False)
+        if where.op == "not in":
+            match = ~match
+    else:
+        value = comparable(dtype, where.value)
+        if value is None and where.op in ("==", "!="):
+            match = ibis.literal(where.op == "!=")
+        elif value is None or not (dtype.is_string() or is_numeric(dtype)):
+            raise ParameterError(
+                f"where {where.column!r} {where.op} {where.value!r}: cannot compare column "
+                f"{where.column!r} of dtype {dtype} with {where.value!r}"
+            )
+        else:
+            match = _COMPARE[where.op](col, value)
+    return ~missing(col) & match.fill_null(False)

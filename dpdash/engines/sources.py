@@ -1,0 +1,126 @@
+"""Where a table lives: a pandas DataFrame, Parquet or CSV files (a file, a folder, a glob), or a table
+in a DuckDB database file. Each becomes a :class:`Source`: an Ibis table on a backend, whose schema
+and row count come from the engine (nothing but aggregates is read back)."""
+
+from __future__ import annotations
+
+import glob as globbing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dpdash.engines.connection import EngineConfig, connect
+from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
+
+__all__ = ["Source", "open_duckdb", "open_files", "open_frame"]
+
+_READERS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv"}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Source:
+    """A table inside an engine. ``table``: an Ibis table expression; ``backend``: what runs it;
+    ``description``: where it comes from, in words (never a password)."""
+
+    table: Any
+    backend: Any
+    description: str
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self.table.columns)
+
+    def schema(self) -> dict[str, str]:
+        """Column name → the engine's type, e.g. ``{"age": "int64", "region": "string"}``."""
+        return {name: str(dtype) for name, dtype in self.table.schema().items()}
+
+    def row_count(self) -> int:
+        """The number of rows, counted by the engine."""
+        return int(self.execute(self.table.count()))
+
+    def execute(self, expr: Any) -> Any:
+        """Run an aggregate expression on this source's backend; an engine failure (out of memory, a
+        file that changed or vanished, a value out of range) becomes a ParameterError that says so."""
+        try:
+            return self.backend.execute(expr)
+        except Exception as error:  # the engine's own exception types (duckdb.Error, ...)
+            if isinstance(error, DPDashError):
+                raise
+            raise ParameterError(
+                f"the engine could not compute this on {self.description}: {error}"
+            ) from None
+
+    def close(self) -> None:
+        """Close the engine's connection (a DuckDB file opened read only is released)."""
+        self.backend.disconnect()
+
+    def head(self, rows: int = 200) -> pd.DataFrame:
+        """The first ``rows`` rows the engine returns, in no particular order. NOT PRIVATE: a sample of
+        the raw data for the data owner's eyes only."""
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise ParameterError(f"rows must be an integer >= 0, got rows={rows!r}")
+        return self.execute(self.table.limit(rows))
+
+
+def open_frame(df: pd.DataFrame, config: EngineConfig | None = None) -> Source:
+    """A pandas DataFrame queried by DuckDB (NaN in a float column arrives as a missing value)."""
+    import ibis
+
+    if not isinstance(df, pd.DataFrame):
+        raise ParameterTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    names = [c for c in df.columns if not isinstance(c, str)]
+    if names:
+        raise ParameterError(f"column names must be strings for the engine, got {names[:5]!r}")
+    return Source(ibis.memtable(df), connect(config), f"a DataFrame of {len(df)} rows")
+
+
+def open_files(path: str | Path, *, format: str | None = None, config: EngineConfig | None = None) -> Source:
+    """Parquet or CSV: one file, a folder of them (every ``*.parquet``/``*.csv`` inside, recursively),
+    or a glob such as ``data/2026-*.parquet``. ``format``: ``"parquet"`` or ``"csv"`` (default: from
+    the file names). Read in place by DuckDB's built-in readers."""
+    paths, kind = _expand(str(path), format)
+    backend = connect(config)
+    try:
+        table = backend.read_parquet(paths) if kind == "parquet" else backend.read_csv(paths)
+    except Exception as error:  # duckdb's own exception types
+        raise ParameterError(f"could not read {str(path)!r} as {kind}: {error}") from None
+    return Source(table, backend, f"{kind} {str(path)!r} ({len(paths)} file{'s' * (len(paths) != 1)})")
+
+
+def open_duckdb(path: str | Path, table: str, *, config: EngineConfig | None = None) -> Source:
+    """A table (or view) in a DuckDB database file, opened read only."""
+    if not Path(path).is_file():
+        raise ParameterError(f"no DuckDB database file at {str(path)!r}")
+    backend = connect(config, path, read_only=True)
+    names = backend.list_tables()
+    if table not in names:
+        shown = ", ".join(repr(n) for n in names[:20]) or "none"
+        raise ParameterError(f"no table {table!r} in {str(path)!r} (tables: {shown})")
+    return Source(backend.table(table), backend, f"table {table!r} of DuckDB file {str(path)!r}")
+
+
+def _expand(path: str, format: str | None) -> tuple[list[str], str]:
+    if format is not None and format not in ("parquet", "csv"):
+        raise ParameterError(f"format must be 'parquet' or 'csv', got format={format!r}")
+    if "://" in path:
+        raise ParameterError(f"only local files are read, got {path!r}")
+    target = Path(path)
+    if target.is_dir():
+        found = sorted(str(p) for p in target.rglob("*") if p.is_file() and p.suffix.lower() in _READERS)
+        if format is not None:
+            found = [p for p in found if _READERS[Path(p).suffix.lower()] == format]
+    elif target.is_file():
+        found = [path]
+    else:
+        found = sorted(p for p in globbing.glob(path, recursive=True) if Path(p).is_file())
+    if not found:
+        raise ParameterError(f"no Parquet or CSV file at {path!r}")
+    kinds = {format or _READERS.get(Path(p).suffix.lower()) for p in found}
+    if None in kinds or len(kinds) != 1:
+        raise ParameterError(
+            f"{path!r} must hold files of one format, .parquet or .csv (or give format=), got "
+            f"{sorted({Path(p).suffix or '(none)' for p in found})}"
+        )
+    return found, kinds.pop()

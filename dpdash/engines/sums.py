@@ -1,0 +1,129 @@
+"""Clamped sums compiled to Ibis: Sum, the centred pieces, Mean and Variance, and the group-by sums
+and means. The pandas path's formulas, term by term: Σ clamp(x), Σ (clamp(x) − m), Σ (clamp(x) − m)²
+over the non-missing values; the clipping bias Σ (clamped − raw) over the values clamping moved
+(exactly 0 when none moved). A SUM over no rows is made 0 inside the engine (as numpy's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpdash.engines.cells import KEY, STATUS, fold, per_cell, with_cells
+from dpdash.engines.columns import missing, number
+from dpdash.facts import Bounds, Truncation
+from dpdash.queries import GroupByMean, GroupBySum, Sum, Variance
+from dpdash.queries.base import DataReport, Evaluation
+from dpdash.queries.groupby import _GroupCentredSum, _GroupValidCount
+from dpdash.queries.sums import _CentredSquares, _CentredSum
+
+__all__ = ["evaluate_column", "evaluate_grouped_column"]
+
+
+def _metrics(table: Any, column: str, bounds: Bounds) -> dict[str, Any]:
+    """The aggregates every clamped-sum query is made of."""
+    raw = number(table[column])
+    present = ~missing(table[column])
+    clamped = raw.clip(lower=bounds.lower, upper=bounds.upper)
+    m = bounds.centre
+    below = present & (raw < bounds.lower)
+    above = present & (raw > bounds.upper)
+    out = {
+        "rows": table.count(),
+        "present": present.cast("int64").sum(),
+        "total": clamped.sum(where=present),
+        "centred": (clamped - m).sum(where=present),
+        "squares": ((clamped - m) * (clamped - m)).sum(where=present),
+        "below": below.cast("int64").sum(),
+        "above": above.cast("int64").sum(),
+        "shift_below": (bounds.lower - raw).sum(where=below),
+        "shift_above": (bounds.upper - raw).sum(where=above),
+        "square_shift": ((clamped - m) * (clamped - m) - (raw - m) * (raw - m)).sum(where=below | above),
+    }
+    return {k: v.fill_null(0) for k, v in out.items()}
+
+
+def evaluate_column(query: Any, source: Any, table: Any, truncation: Truncation) -> Evaluation:
+    """Sum, _CentredSum, _CentredSquares, Mean or Variance."""
+    bounds = query.bounds
+    metrics = _metrics(table, query.column, bounds)
+    if isinstance(query, Variance):
+        raw = number(table[query.column])
+        present = ~missing(table[query.column])
+        finite = present & ~raw.isinf()  # numpy's variance of values with an infinity is NaN
+        metrics["var_raw"] = raw.var(how="pop", where=finite)
+        metrics["infinite"] = (present & raw.isinf()).cast("int64").sum().fill_null(0)
+        metrics["var_clamped"] = raw.clip(lower=bounds.lower, upper=bounds.upper).var(
+            how="pop", where=present
+        )
+    row = source.execute(table.aggregate(**metrics)).iloc[0]
+    n, below, above = int(row["present"]), int(row["below"]), int(row["above"])
+    shift = float(row["shift_below"]) + float(row["shift_above"]) if below or above else 0.0
+    if isinstance(query, Sum | _CentredSum | _CentredSquares):
+        if isinstance(query, _CentredSquares):
+            value, shift = float(row["squares"]), float(row["square_shift"]) if below or above else 0.0
+        else:
+            value = float(row["total"] if isinstance(query, Sum) else row["centred"])
+        return Evaluation(np.array([value]), _report(query, truncation, row, shift))
+    pieces = {"sum": np.array([float(row["centred"])]), "count": np.array([n], dtype=np.int64)}
+    if isinstance(query, Variance):
+        pieces["squares"] = np.array([float(row["squares"])])
+        var_raw = float("nan") if int(row["infinite"]) else float(row["var_raw"])
+        bias = float(row["var_clamped"]) - var_raw if below or above else 0.0
+    else:
+        bias = shift / n if n else 0.0
+    answer = np.array([float(query.combine(pieces)[0])])
+    return Evaluation(answer, _report(query, truncation, row, bias), pieces=pieces)
+
+
+def _report(query: Any, truncation: Truncation, row: Any, bias: float) -> DataReport:
+    gone = int(row["rows"]) - int(row["present"])
+    return DataReport(
+        rows=truncation.rows_in,
+        rows_used=int(row["present"]),
+        truncation=truncation,
+        missing=gone,
+        clipped_below=int(row["below"]),
+        clipped_above=int(row["above"]),
+        clipping_bias=(bias,),
+        notes=(f"missing values of {query.column!r} are dropped",) if gone else (),
+    )
+
+
+def evaluate_grouped_column(query: Any, source: Any, table: Any, truncation: Truncation) -> Evaluation:
+    """GroupBySum, GroupByMean and their pieces: one GROUP BY (status, key) in the engine."""
+    cells = with_cells(table, query.by, query.keys, query.bins)
+    metrics = _metrics(cells, query.column, query.bounds)
+    frame = source.execute(cells.group_by([STATUS, KEY]).aggregate(**metrics))
+    folded = fold(frame, query.keys, query.bins, query.outside)
+    k = len(query.groups)
+    in_group = folded.cell >= 0
+    counts = per_cell(folded, frame["present"], k)
+    moved = per_cell(folded, frame["below"] + frame["above"], k)
+    shifts = per_cell(folded, frame["shift_below"] + frame["shift_above"], k, float)
+    shifts = np.where(moved > 0, shifts, 0.0)  # exactly 0 in a group where nothing was clipped
+    rows = frame["rows"].to_numpy(dtype=np.int64)
+    present = frame["present"].to_numpy(dtype=np.int64)
+    args: dict[str, Any] = {
+        "rows": truncation.rows_in,
+        "rows_used": int(counts.sum()),
+        "truncation": truncation,
+        "missing": int((rows - present)[in_group].sum() + rows[folded.missing].sum()),
+        "clipped_below": int(frame["below"].to_numpy()[in_group].sum()),
+        "clipped_above": int(frame["above"].to_numpy()[in_group].sum()),
+        "outside": int(rows[folded.outside].sum()),
+        "outside_policy": query.outside,
+        "empty_categories": tuple(g for g, n in zip(query.declared_groups, counts, strict=False) if n == 0),
+    }
+    if isinstance(query, _GroupValidCount):
+        return Evaluation(counts, DataReport(**args))
+    column = "total" if isinstance(query, GroupBySum) else "centred"
+    sums = per_cell(folded, frame[column], k, float)
+    if isinstance(query, GroupBySum):
+        return Evaluation(sums, DataReport(clipping_bias=tuple(float(b) for b in shifts), **args))
+    if isinstance(query, _GroupCentredSum):
+        return Evaluation(sums, DataReport(**args))
+    assert isinstance(query, GroupByMean)
+    pieces = {"sum": sums, "count": counts}
+    bias = tuple(float(b) / max(int(n), 1) for b, n in zip(shifts, counts, strict=True))
+    return Evaluation(query.combine(pieces), DataReport(clipping_bias=bias, **args), pieces=pieces)

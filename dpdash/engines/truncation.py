@@ -1,0 +1,116 @@
+"""Per-person truncation inside the engine: the rule of :func:`dpdash.facts.truncation_order`.
+
+Each id keeps the rows numbered 0 … c − 1 by ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY keys)``,
+where the keys of each column the query reads are (missing, scramble, value):
+
+- missing: 1 for NULL (or NaN in a float column), else 0: present values first;
+- scramble: y − floor(y) with y = CAST(v AS DOUBLE)·0.6180339887498949 for numbers and booleans
+  (1.0 when y is infinite; y itself is integral, so 0, when |y| ≥ 2⁵²), the hex MD5 of a string;
+- value: the value itself, the last tie-break (rows equal on every key are interchangeable).
+
+Why this rule (and not "the first c rows"): a table's row order is not part of its data; Parquet
+folders and parallel scans read rows in any order, so the kept rows would change between runs and
+engines. Why not the c smallest values: that biases every sum and mean down. Why not an engine's
+hash (DuckDB ``hash``, Spark ``hash``, PostgreSQL ``hashtext``): they differ between engines. Why not
+an MD5 of the whole row as text: engines format floats differently ('1e+16', '1.0E16'). IEEE
+multiplication and floor are exactly rounded, so the scramble is bit-identical in numpy, DuckDB,
+PostgreSQL and Spark; MD5 of UTF-8 text is standard. Strings order by bytes (DuckDB's default;
+PostgreSQL needs COLLATE "C"). The same rule runs in pandas (``Facts.apply``); the differential test
+checks that they agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ibis
+
+from dpdash.engines.columns import is_numeric, missing, number
+from dpdash.errors import ParameterError
+from dpdash.facts import SCRAMBLE, Facts, Truncation
+
+__all__ = ["order_keys", "truncate"]
+
+_EXACT = 2.0**52  # at and past this magnitude every double is an integer
+
+
+def order_keys(table: Any, columns: tuple[str, ...]) -> list[Any]:
+    """The sort keys of the rule, column by column."""
+    keys: list[Any] = []
+    for column in columns:
+        col = table[column]
+        dtype = col.type()
+        gone = missing(col)
+        if dtype.is_null():  # every value missing: every row ties on this column
+            keys.append(gone.cast("int8"))
+            continue
+        if is_numeric(dtype):
+            y = gone.ifelse(0.0, number(col)) * SCRAMBLE
+            safe = (y.abs() < _EXACT).ifelse(y, 0.0)  # floor() must not overflow a BIGINT
+            scramble = y.isinf().ifelse(1.0, safe - safe.floor().cast("float64"))
+            value = gone.ifelse(0.0, number(col))
+        elif dtype.is_string():
+            scramble = gone.ifelse("", col.hexdigest("md5"))
+            value = gone.ifelse("", col)
+        else:
+            raise ParameterError(
+                f"per-person truncation orders rows by the columns a query reads; column {column!r} has "
+                f"type {dtype}, which has no portable order (use a number or a string column)"
+            )
+        keys.extend([gone.cast("int8"), scramble, value])
+    return keys
+
+
+def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, Truncation]:
+    """The table cut to c rows per id (rows without an id dropped), and what that did. The report
+    needs one GROUP BY id; the ranking window runs only when someone has more than c rows."""
+    table = source.table
+    if facts.id_column is None:
+        n = source.row_count()
+        return table, Truncation(n, n, 0, 0, None, None)
+    if facts.id_column not in table.columns:
+        names = list(table.columns)
+        shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+        raise ParameterError(f"id_column {facts.id_column!r} is not a column of the table (columns: {shown})")
+    ident = table[facts.id_column]
+    c = facts.rows_per_person
+    # The report needs only each id's number of rows: a GROUP BY, no sort.
+    marked = table.mutate(__dpdash_no_id=missing(ident))
+    no_id = marked["__dpdash_no_id"]
+    per_id = marked.group_by([facts.id_column, "__dpdash_no_id"]).aggregate(__dpdash_n=marked.count())
+    n, gone = per_id["__dpdash_n"], per_id["__dpdash_no_id"]
+    counts = per_id.aggregate(
+        rows_in=n.sum(),
+        missing=n.sum(where=gone),
+        kept=ibis.least(n, c).sum(where=~gone),
+        people=(~gone).cast("int64").sum(),
+        truncated=(~gone & (n > c)).cast("int64").sum(),
+    )
+    row = source.execute(counts).iloc[0]
+    rows_in, missing_id, kept = _int(row["rows_in"]), _int(row["missing"]), _int(row["kept"])
+    report = Truncation(
+        rows_in=rows_in,
+        rows_kept=kept,
+        rows_truncated=rows_in - missing_id - kept,
+        rows_missing_id=missing_id,
+        people=_int(row["people"]),
+        people_truncated=_int(row["truncated"]),
+    )
+    if report.people_truncated == 0:  # nobody has more than c rows: no ranking needed
+        return marked.filter(~no_id).drop("__dpdash_no_id"), report
+    columns = tuple(col for col in dict.fromkeys(columns) if col != facts.id_column)
+    base = marked.filter(~no_id)
+    keys = order_keys(base, columns)
+    person = base[facts.id_column]
+    window = ibis.row_number().over(group_by=person, order_by=keys or None)
+    ranked = base.mutate(__dpdash_rank=window)
+    kept_table = ranked.filter(ranked["__dpdash_rank"] < c).drop("__dpdash_no_id", "__dpdash_rank")
+    return kept_table, report
+
+
+def _int(value: Any) -> int:
+    """An aggregate that may be NULL (a sum over no rows) as an int."""
+    try:
+        return 0 if value is None or value != value else int(value)
+    except TypeError:  # pandas.NA
+        return 0
