@@ -54,7 +54,7 @@ def test_per_person_enforced_says_what_truncation_leaves_out() -> None:
         words.plain
     )
     assert "as declared" not in words.plain
-    assert "enforced by truncation on column 'patient': each id keeps 3 rows, picked by a hash" in words.technical
+    assert "on column 'patient': each id keeps 3 rows, picked by a hash" in words.technical
     one = guarantee(ENFORCED_ONE, 1.0)
     assert "one row each, identified by “patient”" in one.plain and "each person's first row " in one.plain
     assert "keeps 1 row, picked by a hash of the id and the values (not table order" in one.technical
