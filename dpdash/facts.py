@@ -147,7 +147,7 @@ class Facts:
         if self.enforced:
             unit = (
                 f"at most {rows} per person, enforced by truncation on column {self.id_column!r} "
-                f"({rows} per id kept, chosen by their values, not by table order)"
+                f"({rows} per id kept, picked by a hash of the id and the values, not by table order)"
             )
         else:
             unit = f"at most {rows} per person, trusted as declared (no id column, not enforced)"
@@ -172,14 +172,17 @@ class Facts:
         missing = codes < 0
         if columns is None:
             columns = [c for c in df.columns if c != self.id_column]
-        order = truncation_order(df, [c for c in dict.fromkeys(columns) if c != self.id_column])
-        ranked = pd.Series(codes[order])
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = ranked.groupby(ranked.to_numpy(), sort=False).cumcount().to_numpy()
-        keep = ~missing & (rank < self.rows_per_person)
+        counts = np.bincount(codes[~missing]) if (~missing).any() else np.zeros(0, dtype=np.int64)
+        keep = ~missing
+        if (counts > self.rows_per_person).any():  # someone has more than c rows: rank each id's rows
+            read = [c for c in dict.fromkeys(columns) if c != self.id_column]
+            order = truncation_order(df, read, self.id_column)
+            ranked = pd.Series(codes[order])
+            rank = np.empty(n, dtype=np.int64)
+            rank[order] = ranked.groupby(ranked.to_numpy(), sort=False).cumcount().to_numpy()
+            keep &= rank < self.rows_per_person
         kept = df[keep]
         truncated = int((~missing & ~keep).sum())
-        counts = np.bincount(codes[~missing]) if (~missing).any() else np.zeros(0, dtype=np.int64)
         report = Truncation(
             rows_in=n,
             rows_kept=int(keep.sum()),
@@ -331,38 +334,54 @@ def categories_tuple(values: object, name: str) -> tuple[Any, ...]:
 
 #: The multiplier of the numeric scramble in :func:`truncation_order`: the double nearest (√5 − 1)/2.
 SCRAMBLE = 0.6180339887498949
+#: A number's scramble u ∈ [0, 1] is written as the integer floor(u · 2³²) (exact: a power-of-two scaling).
+BUCKETS = 2.0**32
 
 
-def truncation_order(df: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+def truncation_order(df: pd.DataFrame, columns: Sequence[str], id_column: str) -> np.ndarray:
     """The row order in which truncation keeps each person's first c rows: a function of the values.
 
-    The rule, identical in pandas and in every engine (``dpdash.engines.truncation``): each row gets,
-    for each column read, in the query's order, three keys, and rows are sorted by all of them:
+    The rule, identical in pandas and in every engine (``dpdash.engines.truncation``). Each row's id is
+    written as text, its *salt*: a string id as it is, a number v (bool as 0/1) as the integer
+    floor(u·2³²), where u = y − floor(y), y = float64(v)·0.6180339887498949 (u = 1 when y is not finite).
+    Then each column read, in the query's order, gives three keys, and rows are sorted by all of them:
 
     1. missing: 0, or 1 when the value is missing (None, NaN), so present values are kept first;
-    2. scramble: for a number (bool as 0/1) v, y = float64(v)·0.6180339887498949 and y − floor(y) (1.0
-       when y is not finite); for a string, the hex MD5 of its UTF-8 bytes; 0 when missing;
-    3. the value itself (a tie-break: only equal values tie, and equal rows are interchangeable).
+    2. the hex MD5 of the UTF-8 text salt + "\\x1f" (the unit separator) + value text, where a string
+       is its own text and a number is floor(u·2³²) as above ("" when missing);
+    3. the value itself (a tie-break: only equal values, or numbers in one 2⁻³² bucket, tie).
 
-    Why: the order of the rows in a file is not a property of the data (engines read in parallel),
-    so it cannot choose the rows. Sorting by the values alone would keep each person's smallest
-    values and bias sums down; the scramble spreads the kept rows over the range instead (the golden
-    ratio sequence is equidistributed). It uses only IEEE multiplication and floor (exact and the
-    same in every engine) and MD5 (DuckDB, PostgreSQL and Spark all have it), never a formatted
-    float or an engine's own hash. Strings compare by code point (UTF-8 bytes; PostgreSQL must use
-    the "C" collation). Other column types are compared as their ``str`` here.
+    Why: the order of the rows in a file is not a property of the data (engines read in parallel), so it
+    cannot choose the rows. Sorting by the values would keep each person's smallest values, and a hash of
+    the value alone would prefer the same values for everyone (in a histogram of four regions, one region
+    got 86 of 99 kept rows); salted with the person's id, the MD5 picks among each person's rows as if at
+    random, independently across people, so what is kept is not biased towards any value. It is a
+    function of that person's rows only, so the sensitivities are unchanged. Only IEEE multiplication,
+    floor, integers written in decimal and MD5 are used (the same in numpy, DuckDB, PostgreSQL and Spark),
+    never a formatted float or an engine's own hash. Strings compare by code point (PostgreSQL needs the
+    "C" collation).
     """
+    salt = _text_keys(df[id_column])[1]
     keys: list[np.ndarray] = []
     for column in columns:
-        keys.extend(_order_keys(df[column]))
+        gone, text, value = _text_keys(df[column])
+        joined = np.char.add(np.char.add(salt.astype(str), "\x1f"), text.astype(str)).astype(object)
+        codes, uniques = pd.factorize(joined)  # hash each distinct (id, value) once
+        digests = np.array([_md5(t) for t in uniques], dtype=object)
+        keys.extend([gone.astype(np.int8), np.where(gone, "", digests[codes]), value])
     if not keys:
         return np.arange(len(df))
     frame = pd.DataFrame({str(i): k for i, k in enumerate(keys)})
     return frame.sort_values(list(frame.columns), kind="stable").index.to_numpy()
 
 
-def _order_keys(series: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(missing, scramble, value) of one column, as in :func:`truncation_order`."""
+def _md5(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _text_keys(series: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(missing, text, value) of one column, as in :func:`truncation_order`: a number's text is its
+    bucket floor(u·2³²), a string's is itself; missing values read "" (and 0 as a value)."""
     missing = series.isna().to_numpy()
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         values = series.to_numpy(dtype=float, na_value=np.nan)
@@ -375,17 +394,13 @@ def _order_keys(series: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             text = np.array(
                 ["" if m else str(v) for v, m in zip(objects, missing, strict=True)], dtype=object
             )
-            codes, uniques = pd.factorize(text)  # hash each distinct string once
-            digests = np.array(
-                [hashlib.md5(t.encode("utf-8", "surrogatepass")).hexdigest() for t in uniques], dtype=object
-            )
-            digest = np.where(missing, "", digests[codes])
-            return missing.astype(np.int8), digest, text
+            return missing, text, text
     values = np.where(missing, 0.0, values)
     with np.errstate(invalid="ignore", over="ignore"):
         y = values * SCRAMBLE
-        scramble = np.where(np.isfinite(y), y - np.floor(y), 1.0)
-    return missing.astype(np.int8), np.where(missing, 0.0, scramble), values
+        unit = np.where(np.isfinite(y), y - np.floor(y), 1.0)
+    buckets = np.floor(unit * BUCKETS).astype(np.int64).astype(str).astype(object)
+    return missing, np.where(missing, "", buckets), values
 
 
 def _fmt(x: float) -> str:

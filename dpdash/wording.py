@@ -132,10 +132,9 @@ def _technical_unit(facts: Facts) -> str:
         "each person's, are public)"
     )
     if facts.id_column is not None:
-        first = "first row" if c == 1 else f"first {rows}"
         how = (
-            f"enforced by truncation on column {facts.id_column!r}: each id keeps its {first} in a "
-            "fixed order of their values (not table order), rows without an id are dropped"
+            f"enforced by truncation on column {facts.id_column!r}: each id keeps {rows}, picked by a hash "
+            "of the id and the values (not table order, no value preferred), rows without an id are dropped"
         )
     else:
         how = "trusted as declared: there is no person id column, so it is not checked"

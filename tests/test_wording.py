@@ -54,10 +54,10 @@ def test_per_person_enforced_says_what_truncation_leaves_out() -> None:
         words.plain
     )
     assert "as declared" not in words.plain
-    assert "enforced by truncation on column 'patient': each id keeps its first 3 rows" in words.technical
+    assert "on column 'patient': each id keeps 3 rows, picked by a hash" in words.technical
     one = guarantee(ENFORCED_ONE, 1.0)
     assert "one row each, identified by “patient”" in one.plain and "each person's first row " in one.plain
-    assert "keeps its first row in a fixed order of their values (not table order)" in one.technical
+    assert "keeps 1 row, picked by a hash of the id and the values (not table order" in one.technical
 
 
 def test_replace_per_person() -> None:

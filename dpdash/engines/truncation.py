@@ -1,22 +1,15 @@
 """Per-person truncation inside the engine: the rule of :func:`dpdash.facts.truncation_order`.
 
-Each id keeps the rows numbered 0 … c − 1 by ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY keys)``,
-where the keys of each column the query reads are (missing, scramble, value):
+Each id keeps the rows numbered 0 … c − 1 by ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY keys)``.
+The id's text (its salt) is a string id itself, or for a number the integer floor(u·2³²), u = y − floor(y),
+y = CAST(v AS DOUBLE)·0.6180339887498949 (1.0 when y is infinite; 0 when |y| ≥ 2⁵², where y is already
+integral). Each column the query reads gives the keys (missing, MD5(salt || '\\x1f' || text), value),
+where a string's text is itself and a number's is its bucket as above.
 
-- missing: 1 for NULL (or NaN in a float column), else 0: present values first;
-- scramble: y − floor(y) with y = CAST(v AS DOUBLE)·0.6180339887498949 for numbers and booleans
-  (1.0 when y is infinite; y itself is integral, so 0, when |y| ≥ 2⁵²), the hex MD5 of a string;
-- value: the value itself, the last tie-break (rows equal on every key are interchangeable).
-
-Why this rule (and not "the first c rows"): a table's row order is not part of its data; Parquet
-folders and parallel scans read rows in any order, so the kept rows would change between runs and
-engines. Why not the c smallest values: that biases every sum and mean down. Why not an engine's
-hash (DuckDB ``hash``, Spark ``hash``, PostgreSQL ``hashtext``): they differ between engines. Why not
-an MD5 of the whole row as text: engines format floats differently ('1e+16', '1.0E16'). IEEE
-multiplication and floor are exactly rounded, so the scramble is bit-identical in numpy, DuckDB,
-PostgreSQL and Spark; MD5 of UTF-8 text is standard. Strings order by bytes (DuckDB's default;
-PostgreSQL needs COLLATE "C"). The same rule runs in pandas (``Facts.apply``); the differential test
-checks that they agree.
+Why this rule is in ``dpdash.facts.truncation_order``'s docstring: no row order (Parquet folders and
+parallel scans have none), no engine's own hash (they differ), no formatted float (engines format them
+differently), and an MD5 salted with the person's id so that no value is preferred for everyone. The same
+rule runs in pandas (``Facts.apply``); the differential test checks that they agree.
 """
 
 from __future__ import annotations
@@ -27,15 +20,27 @@ import ibis
 
 from dpdash.engines.columns import is_numeric, missing, number
 from dpdash.errors import ParameterError
-from dpdash.facts import SCRAMBLE, Facts, Truncation
+from dpdash.facts import BUCKETS, SCRAMBLE, Facts, Truncation
 
 __all__ = ["order_keys", "truncate"]
 
 _EXACT = 2.0**52  # at and past this magnitude every double is an integer
 
 
-def order_keys(table: Any, columns: tuple[str, ...]) -> list[Any]:
+def _text(col: Any, dtype: Any, gone: Any) -> Any:
+    """A column's text in the rule: a string as it is, a number as floor(u·2³²); "" when missing."""
+    if dtype.is_string():
+        return gone.ifelse("", col)
+    y = gone.ifelse(0.0, number(col)) * SCRAMBLE
+    safe = (y.abs() < _EXACT).ifelse(y, 0.0)  # floor() must not overflow a BIGINT
+    unit = y.isinf().ifelse(1.0, safe - safe.floor().cast("float64"))
+    return gone.ifelse("", (unit * BUCKETS).floor().cast("int64").cast("string"))
+
+
+def order_keys(table: Any, columns: tuple[str, ...], id_column: str) -> list[Any]:
     """The sort keys of the rule, column by column."""
+    ident = table[id_column]
+    salt = _text(ident, _portable(ident.type(), id_column), missing(ident))
     keys: list[Any] = []
     for column in columns:
         col = table[column]
@@ -44,21 +49,20 @@ def order_keys(table: Any, columns: tuple[str, ...]) -> list[Any]:
         if dtype.is_null():  # every value missing: every row ties on this column
             keys.append(gone.cast("int8"))
             continue
-        if is_numeric(dtype):
-            y = gone.ifelse(0.0, number(col)) * SCRAMBLE
-            safe = (y.abs() < _EXACT).ifelse(y, 0.0)  # floor() must not overflow a BIGINT
-            scramble = y.isinf().ifelse(1.0, safe - safe.floor().cast("float64"))
-            value = gone.ifelse(0.0, number(col))
-        elif dtype.is_string():
-            scramble = gone.ifelse("", col.hexdigest("md5"))
-            value = gone.ifelse("", col)
-        else:
-            raise ParameterError(
-                f"per-person truncation orders rows by the columns a query reads; column {column!r} has "
-                f"type {dtype}, which has no portable order (use a number or a string column)"
-            )
-        keys.extend([gone.cast("int8"), scramble, value])
+        text = _text(col, _portable(dtype, column), gone)
+        digest = gone.ifelse("", salt.concat("\x1f", text).hexdigest("md5"))
+        value = gone.ifelse("", col) if dtype.is_string() else gone.ifelse(0.0, number(col))
+        keys.extend([gone.cast("int8"), digest, value])
     return keys
+
+
+def _portable(dtype: Any, column: str) -> Any:
+    if is_numeric(dtype) or dtype.is_string():
+        return dtype
+    raise ParameterError(
+        f"per-person truncation orders rows by the id and the columns a query reads; column {column!r} has "
+        f"type {dtype}, which has no portable order (use a number or a string column)"
+    )
 
 
 def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, Truncation]:
@@ -100,7 +104,7 @@ def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, 
         return marked.filter(~no_id).drop("__dpdash_no_id"), report
     columns = tuple(col for col in dict.fromkeys(columns) if col != facts.id_column)
     base = marked.filter(~no_id)
-    keys = order_keys(base, columns)
+    keys = order_keys(base, columns, facts.id_column)
     person = base[facts.id_column]
     window = ibis.row_number().over(group_by=person, order_by=keys or None)
     ranked = base.mutate(__dpdash_rank=window)

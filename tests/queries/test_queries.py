@@ -3,6 +3,7 @@ JSON round trips of the specs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
@@ -154,14 +155,40 @@ def test_an_id_column_enforces_c_rows_per_person_by_truncation() -> None:
     df = pd.DataFrame({"pid": [1, 1, 1, 2, None, 2, 1], "x": [1, 2, 3, 4, 5, 6, 7]})
     facts = Facts(rows_per_person=2, id_column="pid")
     kept, truncation = facts.apply(df)
-    # Each id keeps its two rows smallest in frac(0.618…·x): for id 1, x = 2 (0.236) and 7 (0.326)
-    # before 1 (0.618) and 3 (0.854); the kept rows stay in table order.
-    assert kept["x"].tolist() == [2, 4, 6, 7]
+
+    def bucket(v: float) -> str:  # the rule of truncation_order, written out again
+        y = v * 0.6180339887498949
+        return str(math.floor((y - math.floor(y)) * 2**32))
+
+    def key(pid: float, x: float) -> str:
+        return hashlib.md5(f"{bucket(pid)}\x1f{bucket(x)}".encode()).hexdigest()
+
+    # Id 1 keeps the two of x = 1, 2, 3, 7 with the smallest keys; id 2 keeps both of its rows; the
+    # kept rows stay in table order.
+    ones = sorted([1, 2, 3, 7], key=lambda x: key(1.0, x))[:2]
+    expected = sorted([*ones, 4, 6], key=[1, 2, 3, 4, 5, 6, 7].index)
+    assert kept["x"].tolist() == expected
     assert (truncation.rows_truncated, truncation.rows_missing_id, truncation.people) == (2, 1, 2)
     assert truncation.people_truncated == 1
-    assert Sum(column="x", bounds=(0, 10), facts=facts).true_answer(df)[0] == 19
+    assert Sum(column="x", bounds=(0, 10), facts=facts).true_answer(df)[0] == sum(expected)
     assert "enforced by truncation" in facts.describe()
     assert "trusted as declared" in Facts(rows_per_person=2).describe()
+
+
+def test_truncation_prefers_no_value() -> None:
+    """4 000 people with 8 rows each in 4 regions drawn uniformly, truncated to 1 row: each region keeps
+    about a quarter. Binomial(4 000, 1/4) has sd 27; the tolerance, ±150, is 5.5 sd. A hash of the value
+    alone (not salted with the id) kept one region for most people."""
+    rng = np.random.default_rng(15)
+    df = pd.DataFrame({"pid": np.repeat(np.arange(4_000), 8), "region": rng.choice(list("NSEW"), 32_000)})
+    kept, _ = Facts(rows_per_person=1, id_column="pid").apply(df, ["region"])
+    shares = kept["region"].value_counts()
+    assert len(kept) == 4_000 and all(abs(shares[r] - 1_000) <= 150 for r in "NSEW"), shares.to_dict()
+    ages = pd.DataFrame({"pid": np.repeat(np.arange(4_000), 8), "age": rng.integers(0, 100, 32_000)})
+    kept, _ = Facts(rows_per_person=1, id_column="pid").apply(ages, ["age"])
+    # The kept age is one of a person's 8 uniform draws, picked without regard to its value: mean 49.5,
+    # sd of the mean of 4 000 draws 0.46; tolerance ±2.5 (5.4 sd).
+    assert abs(kept["age"].mean() - 49.5) <= 2.5
 
 
 def test_truncation_does_not_depend_on_the_order_of_the_rows() -> None:
