@@ -6,24 +6,15 @@ A value is missing when it is NULL or, in a float column, NaN: the same rule as 
 from __future__ import annotations
 
 import numbers
-import operator
 from typing import Any
 
 import ibis
 import ibis.expr.datatypes as dt
 
 from dpdash.errors import ParameterError
+from dpdash.queries.count import COMPARISONS
 
 __all__ = ["is_numeric", "missing", "number", "require_columns", "where_match"]
-
-_COMPARE = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
 
 
 def is_numeric(dtype: dt.DataType) -> bool:
@@ -96,5 +87,5 @@ def where_match(table: Any, where: Any) -> Any:
                 f"{where.column!r} of dtype {dtype} with {where.value!r}"
             )
         else:
-            match = _COMPARE[where.op](col, value)
+            match = COMPARISONS[where.op](col, value)
     return ~missing(col) & match.fill_null(False)

@@ -13,7 +13,7 @@ from dpdash.engines.columns import missing, where_match
 from dpdash.engines.truncation import _int
 from dpdash.facts import Truncation
 from dpdash.queries import ContingencyTable, Count, GroupByCount, Histogram
-from dpdash.queries.base import DataReport, Evaluation
+from dpdash.queries.base import DataReport, Evaluation, cell_count_report
 from dpdash.queries.sums import _ValidCount
 
 __all__ = [
@@ -73,20 +73,8 @@ def evaluate_histogram(query: Histogram, source: Any, table: Any, truncation: Tr
     counts, gone, outside = cell_counts(
         source, table, query.column, query.categories, query.bins, query.outside, len(query.labels)
     )
-    declared = query.declared
-    empty = tuple(
-        (query.categories[i] if query.categories is not None else declared[i])
-        for i in range(len(declared))
-        if counts[i] == 0
-    )
-    report = DataReport(
-        rows=truncation.rows_in,
-        rows_used=int(counts.sum()),
-        truncation=truncation,
-        missing=gone,
-        outside=outside,
-        outside_policy=query.outside,
-        empty_categories=empty,
+    report = cell_count_report(
+        truncation, counts, query.cell_names, missing=gone, outside=outside, policy=query.outside
     )
     return Evaluation(counts, report)
 
@@ -97,14 +85,8 @@ def evaluate_grouped_count(
     counts, gone, outside = cell_counts(
         source, table, query.by, query.keys, query.bins, query.outside, len(query.labels)
     )
-    report = DataReport(
-        rows=truncation.rows_in,
-        rows_used=int(counts.sum()),
-        truncation=truncation,
-        missing=gone,
-        outside=outside,
-        outside_policy=query.outside,
-        empty_categories=tuple(k for k, n in zip(query.declared_groups, counts, strict=False) if n == 0),
+    report = cell_count_report(
+        truncation, counts, query.declared_groups, missing=gone, outside=outside, policy=query.outside
     )
     return Evaluation(counts, report)
 
@@ -128,16 +110,8 @@ def evaluate_table(query: ContingencyTable, source: Any, table: Any, truncation:
         outside = int(n[~gone & ~ok].sum())
     else:
         outside = int(n[first.outside].sum() + n[second.outside].sum())
-    report = DataReport(
-        rows=truncation.rows_in,
-        rows_used=int(counts.sum()),
-        truncation=truncation,
-        missing=int(n[gone].sum()),
-        outside=outside,
-        outside_policy=query.outside,
-        empty_categories=tuple(label for label, k in zip(query.labels, counts, strict=True) if k == 0),
-        notes=("outside counts values, not rows: a row may be outside on both sides",)
-        if query.outside == "other"
-        else (),
-    )
+    report = cell_count_report(
+        truncation, counts, query.labels, missing=int(n[gone].sum()), outside=outside, policy=query.outside,
+        notes=query.outside_notes,
+    )  # fmt: skip
     return Evaluation(counts, report)

@@ -13,8 +13,7 @@ from dpdash.engines.columns import missing, number
 from dpdash.engines.counts import cell_counts
 from dpdash.facts import Truncation
 from dpdash.queries import Mode, Quantile
-from dpdash.queries.base import DataReport, Evaluation
-from dpdash.queries.selection import _level
+from dpdash.queries.base import DataReport, Evaluation, cell_count_report
 
 __all__ = ["evaluate_mode", "evaluate_quantile"]
 
@@ -22,15 +21,7 @@ __all__ = ["evaluate_mode", "evaluate_quantile"]
 def evaluate_mode(query: Mode, source: Any, table: Any, truncation: Truncation) -> Evaluation:
     cats = query.categories
     counts, gone, outside = cell_counts(source, table, query.column, cats, None, "drop", len(cats))
-    report = DataReport(
-        rows=truncation.rows_in,
-        rows_used=int(counts.sum()),
-        truncation=truncation,
-        missing=gone,
-        outside=outside,
-        outside_policy="drop",
-        empty_categories=tuple(c for c, n in zip(cats, counts, strict=True) if n == 0),
-    )
+    report = cell_count_report(truncation, counts, cats, missing=gone, outside=outside, policy="drop")
     best = np.array([cats[int(np.argmax(counts))]], dtype=object)
     return Evaluation(best, report, utilities=(counts,))
 
@@ -58,17 +49,11 @@ def evaluate_quantile(query: Quantile, source: Any, table: Any, truncation: Trun
     n = int(per_slot.sum())
     below = np.cumsum(per_slot)[:k]
     above = n - below - equal
-    utilities, best, bias = [], [], []
-    for q in query.quantiles:
-        level = _level(q)
-        a, b = level.numerator, level.denominator
-        u = -np.abs((b - a) * below - a * above)
-        utilities.append(u)
-        choice = float(grid[int(np.argmax(u))])
-        best.append(choice)
-        bias.append(
-            choice - _order_statistic(source, values, max(math.ceil(n * q) - 1, 0)) if n else math.nan
-        )
+    utilities, best = query.scores(below, above)
+    bias = [
+        choice - _order_statistic(source, values, max(math.ceil(n * q) - 1, 0)) if n else math.nan
+        for q, choice in zip(query.quantiles, best, strict=True)
+    ]
     gone = truncation.rows_kept - n
     report = DataReport(
         rows=truncation.rows_in,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -51,6 +52,7 @@ __all__ = [
     "Query",
     "SelectionQuery",
     "Sensitivities",
+    "cell_count_report",
     "cell_sensitivities",
     "query_from_dict",
 ]
@@ -152,6 +154,31 @@ class DataReport:
             "empty_categories": list(self.empty_categories),
             "notes": list(self.notes),
         }
+
+
+def cell_count_report(
+    truncation: Truncation,
+    counts: np.ndarray,
+    names: Sequence[Any],
+    *,
+    missing: int,
+    outside: int,
+    policy: str,
+    notes: tuple[str, ...] = (),
+) -> DataReport:
+    """The owner report of counts per cell (histograms, group-by counts, contingency tables, mode), in
+    pandas and in every engine: the rows used are the rows counted, and ``names[i]`` is listed as empty
+    when ``counts[i]`` is 0 (cells past ``names``, such as the "other" cell, never are)."""
+    return DataReport(
+        rows=truncation.rows_in,
+        rows_used=int(counts.sum()),
+        truncation=truncation,
+        missing=missing,
+        outside=outside,
+        outside_policy=policy,
+        empty_categories=tuple(name for name, n in zip(names, counts, strict=False) if n == 0),
+        notes=notes,
+    )
 
 
 @dataclass(frozen=True, slots=True)

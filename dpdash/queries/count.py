@@ -25,7 +25,8 @@ from dpdash.queries.base import (
 
 __all__ = ["OPERATORS", "Count", "Where"]
 
-_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+#: The comparisons a ``Where`` filter may use (the engines compile the same table).
+COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "==": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,
@@ -34,7 +35,7 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     ">=": operator.ge,
 }
 #: The comparison operators a filter may use.
-OPERATORS = (*_COMPARE, "in", "not in")
+OPERATORS = (*COMPARISONS, "in", "not in")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,7 @@ class Where:
             match = ~series.isin(list(self.value)).to_numpy()
         else:
             try:
-                match = np.asarray(_COMPARE[self.op](series, self.value), dtype=bool)
+                match = np.asarray(COMPARISONS[self.op](series, self.value), dtype=bool)
             except TypeError:
                 raise ParameterError(
                     f"where {self.column!r} {self.op} {self.value!r}: cannot compare column "

@@ -32,6 +32,7 @@ from dpdash.queries.base import (
     Piece,
     Sensitivities,
     as_facts,
+    cell_count_report,
     cell_sensitivities,
     column_name,
     is_integer_column,
@@ -135,14 +136,8 @@ class GroupByCount(_Grouped, NumericQuery):
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         codes, missing, outside = self._codes(df)
         counts = np.bincount(codes[codes >= 0], minlength=len(self.groups)).astype(np.int64)
-        report = DataReport(
-            rows=truncation.rows_in,
-            rows_used=int(counts.sum()),
-            truncation=truncation,
-            missing=missing,
-            outside=outside,
-            outside_policy=self.outside,
-            empty_categories=tuple(k for k, n in zip(self.declared_groups, counts, strict=False) if n == 0),
+        report = cell_count_report(
+            truncation, counts, self.declared_groups, missing=missing, outside=outside, policy=self.outside
         )
         return Evaluation(counts, report)
 

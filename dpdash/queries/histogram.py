@@ -21,11 +21,11 @@ from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.facts import MAX_GROUPS, OUTSIDE_POLICIES, Bins, Bounds, Facts, Truncation, categories_tuple
 from dpdash.queries.base import (
-    DataReport,
     Evaluation,
     NumericQuery,
     Sensitivities,
     as_facts,
+    cell_count_report,
     cell_sensitivities,
     column_name,
     numeric_values,
@@ -198,6 +198,12 @@ class Histogram(NumericQuery):
     def labels(self) -> tuple[str, ...]:
         return self.declared + ((OTHER,) if self.outside == "other" else ())
 
+    @property
+    def cell_names(self) -> tuple[Any, ...]:
+        """The declared cells as the owner report names them: the categories themselves, else the bins'
+        labels (no "other" cell)."""
+        return self.categories if self.categories is not None else self.declared
+
     def required_columns(self) -> tuple[str, ...]:
         return (self.column,)
 
@@ -212,21 +218,10 @@ class Histogram(NumericQuery):
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         cells = cell_codes(df[self.column], categories=self.categories, bins=self.bins, outside=self.outside)
         counts = np.bincount(cells.codes[cells.codes >= 0], minlength=len(self.labels)).astype(np.int64)
-        declared = self.declared
-        empty = tuple(
-            (self.categories[i] if self.categories is not None else declared[i])
-            for i in range(len(declared))
-            if counts[i] == 0
-        )
-        report = DataReport(
-            rows=truncation.rows_in,
-            rows_used=int(counts.sum()),
-            truncation=truncation,
-            missing=cells.missing,
-            outside=cells.outside,
-            outside_policy=self.outside,
-            empty_categories=empty,
-        )
+        report = cell_count_report(
+            truncation, counts, self.cell_names, missing=cells.missing, outside=cells.outside,
+            policy=self.outside,
+        )  # fmt: skip
         return Evaluation(counts, report)
 
 
@@ -300,6 +295,12 @@ class ContingencyTable(NumericQuery):
     def labels(self) -> tuple[str, ...]:
         return tuple(f"{a} × {b}" for a in self._side(0) for b in self._side(1))
 
+    @property
+    def outside_notes(self) -> tuple[str, ...]:
+        """What the owner report says of ``outside`` under the "other" policy: it counts values, not rows."""
+        other = ("outside counts values, not rows: a row may be outside on both sides",)
+        return other if self.outside == "other" else ()
+
     def required_columns(self) -> tuple[str, ...]:
         return self.columns
 
@@ -316,17 +317,8 @@ class ContingencyTable(NumericQuery):
         flat = first.codes[ok] * cols + second.codes[ok]
         counts = np.bincount(flat, minlength=rows * cols).astype(np.int64)
         outside = int((~missing & ~ok).sum()) if self.outside == "drop" else first.outside + second.outside
-        empty = tuple(label for label, n in zip(self.labels, counts, strict=True) if n == 0)
-        report = DataReport(
-            rows=truncation.rows_in,
-            rows_used=int(counts.sum()),
-            truncation=truncation,
-            missing=int(missing.sum()),
-            outside=outside,
-            outside_policy=self.outside,
-            empty_categories=empty,
-            notes=("outside counts values, not rows: a row may be outside on both sides",)
-            if self.outside == "other"
-            else (),
-        )
+        report = cell_count_report(
+            truncation, counts, self.labels, missing=int(missing.sum()), outside=outside, policy=self.outside,
+            notes=self.outside_notes,
+        )  # fmt: skip
         return Evaluation(counts, report)

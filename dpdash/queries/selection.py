@@ -24,6 +24,7 @@ from dpdash.queries.base import (
     Evaluation,
     SelectionQuery,
     as_facts,
+    cell_count_report,
     column_name,
     numeric_values,
     require_numeric,
@@ -172,22 +173,30 @@ class Quantile(SelectionQuery):
             out.append(c * b if self.facts.substitute else c * max(a, b - a))
         return tuple(out)
 
+    def scores(self, below: np.ndarray, above: np.ndarray) -> tuple[list[np.ndarray], list[float]]:
+        """Each quantile's utilities u_r = −|(b − a)·L_r − a·G_r| (q = a/b; L_r, G_r: the rows below and
+        above candidate r) and its best candidate. pandas and the engines count L and G; this scores them."""
+        grid = np.asarray(self.candidates)
+        utilities, best = [], []
+        for q in self.quantiles:
+            level = _level(q)
+            a, b = level.numerator, level.denominator
+            u = -np.abs((b - a) * below - a * above)
+            utilities.append(u)
+            best.append(float(grid[int(np.argmax(u))]))
+        return utilities, best
+
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         values, missing = numeric_values(df[self.column])
         x = np.sort(values[~missing])
         grid = np.asarray(self.candidates)
         below = np.searchsorted(x, grid, side="left").astype(np.int64)
         above = (x.size - np.searchsorted(x, grid, side="right")).astype(np.int64)
-        utilities, best, bias = [], [], []
-        for q in self.quantiles:
-            level = _level(q)
-            a, b = level.numerator, level.denominator
-            u = -np.abs((b - a) * below - a * above)
-            utilities.append(u)
-            choice = float(grid[int(np.argmax(u))])
-            best.append(choice)
-            exact = float(np.quantile(x, q, method="inverted_cdf")) if x.size else math.nan
-            bias.append(choice - exact)
+        utilities, best = self.scores(below, above)
+        bias = [
+            choice - (float(np.quantile(x, q, method="inverted_cdf")) if x.size else math.nan)
+            for q, choice in zip(self.quantiles, best, strict=True)
+        ]
         outside = int(((x < grid[0]) | (x > grid[-1])).sum())
         report = DataReport(
             rows=truncation.rows_in,
@@ -268,14 +277,8 @@ class Mode(SelectionQuery):
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         cells = cell_codes(df[self.column], categories=self.categories, outside="drop")
         counts = np.bincount(cells.codes[cells.codes >= 0], minlength=len(self.categories)).astype(np.int64)
-        report = DataReport(
-            rows=truncation.rows_in,
-            rows_used=int(counts.sum()),
-            truncation=truncation,
-            missing=cells.missing,
-            outside=cells.outside,
-            outside_policy="drop",
-            empty_categories=tuple(c for c, n in zip(self.categories, counts, strict=True) if n == 0),
+        report = cell_count_report(
+            truncation, counts, self.categories, missing=cells.missing, outside=cells.outside, policy="drop"
         )
         best = np.array([self.categories[int(np.argmax(counts))]], dtype=object)
         return Evaluation(best, report, utilities=(counts,))
