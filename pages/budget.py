@@ -6,11 +6,17 @@ from ui.shell import run_through_app
 
 run_through_app()  # a bookmark opened first on a fresh server runs app.py's shell (README, Layout)
 
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
+from dpdash.accounting import Dataset, Entry, Ledger
 from dpdash.accounting.releases import group_releases
 from dpdash.errors import DPDashError
+from dpdash.facts import Facts
 from dpdash.report import released_values, stakeholder_report
 from dpdash.wording import guarantee
 from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
@@ -18,6 +24,15 @@ from ui.chart_view import show_chart
 from ui.numbers import plural
 from ui.state import active_table, ledger, ledger_session, registered_or_stop
 from ui.text import md, show_guarantee
+
+
+def _report(
+    handle: Ledger, record: Dataset, entries: list[Entry], totals: Mapping[str, Any], unit: Facts
+) -> str:
+    """The stakeholder report, with the values each release stored in the ledger."""
+    published = released_values(handle.published(record))
+    return stakeholder_report(record, entries, totals, facts=unit, released=published)
+
 
 st.title("Budget")
 table = active_table()
@@ -123,8 +138,8 @@ left.download_button(
 )
 left.download_button(
     "Stakeholder report (one-page HTML)",
-    stakeholder_report(record, entries, base_totals, facts=table.facts.unit,
-                       released=released_values(ledger().published(record))),
+    # Made on the click, not on every rerun: it reads and parses every release's stored values.
+    partial(_report, ledger(), record, entries, base_totals, table.facts.unit),
     file_name="dpdash-privacy-report.html", mime="text/html", key="budget_report",
 )  # fmt: skip
 upload = right.file_uploader("Import a ledger export (JSON)", type=["json"], key="budget_import")

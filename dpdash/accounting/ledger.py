@@ -319,8 +319,9 @@ class ImportReport:
 
     ``signed_by`` is the public key whose valid signature the export carried (``None``: unsigned), and
     ``trusted`` whether that key is this ledger's own or one it trusts (``Ledger.trust_key``). ``values``
-    counts the release records (published values) it stored: only a trusted export's are taken, since an
-    unverified file's values could have been edited; ``values_left`` counts those it did not take.
+    counts the export's release records (published values) it took, stored now or already here: only a
+    trusted export's are taken, since an unverified file's values could have been edited; ``values_left``
+    counts those it did not take.
     """
 
     dataset: Dataset
