@@ -1,7 +1,7 @@
 # dpdash developer tasks. GNU make; run from the repository root.
 #
 #   make venv      create .venv (if missing) and install requirements-dev.txt
-#   make chromium  install Debian's chromium for the browser tests (if /usr/bin/chromium is missing)
+#   make debian    install the Debian packages the tests run (chromium, postgresql, a Java runtime), if missing
 #   make test      the whole pytest suite (browser tests included), then ruff
 #   make lint      ruff only
 #   make run       the Streamlit app at http://localhost:8501
@@ -27,7 +27,7 @@ APT  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv chromium test lint run bench audit clean distclean
+.PHONY: help venv debian chromium test lint run bench audit clean distclean
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -45,17 +45,26 @@ $(STAMP): requirements.txt requirements-dev.txt | $(PY)
 
 venv: $(STAMP)
 
-# Debian's own build only: never `playwright install` or any other browser download.
+# Debian's packages the suite runs for real, each installed only when missing (one `apt-get update`):
+# chromium for the browser tests (Debian's own build only: never `playwright install` or any other
+# browser download), postgresql for the PostgreSQL engine tests, a Java runtime for Spark (pyspark).
 # Phony on purpose: as a file target, .DELETE_ON_ERROR could remove /usr/bin/chromium.
-chromium:
-	@if [ ! -x $(CHROMIUM) ]; then \
-		$(APT) update && $(APT) install -y chromium; \
+DEBIAN_PACKAGES := chromium postgresql openjdk-17-jre-headless
+
+debian:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing from Debian:" $$missing; \
+		$(APT) update && $(APT) install -y $$missing; \
 	fi
 	@$(CHROMIUM) --version 2>/dev/null
 
+chromium: debian
+
 # --- checks ------------------------------------------------------------------
 
-test: venv chromium
+test: venv debian
 	$(PY) -m pytest -q
 	$(PY) -m ruff check .
 
