@@ -22,11 +22,13 @@ _READERS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv
 @dataclass(frozen=True, slots=True, eq=False)
 class Source:
     """A table inside an engine. ``table``: an Ibis table expression; ``backend``: what runs it;
-    ``description``: where it comes from, in words (never a password)."""
+    ``description``: where it comes from, in words (never a password); ``location``: the same as one
+    machine-readable string (``kind:...``, never a password), what the dataset fingerprint is built on."""
 
     table: Any
     backend: Any
     description: str
+    location: str = ""
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -86,7 +88,8 @@ def open_files(path: str | Path, *, format: str | None = None, config: EngineCon
         table = backend.read_parquet(paths) if kind == "parquet" else backend.read_csv(paths)
     except Exception as error:  # duckdb's own exception types
         raise ParameterError(f"could not read {str(path)!r} as {kind}: {error}") from None
-    return Source(table, backend, f"{kind} {str(path)!r} ({len(paths)} file{'s' * (len(paths) != 1)})")
+    described = f"{kind} {str(path)!r} ({len(paths)} file{'s' * (len(paths) != 1)})"
+    return Source(table, backend, described, f"{kind}:{Path(path).resolve()}")
 
 
 def open_duckdb(path: str | Path, table: str, *, config: EngineConfig | None = None) -> Source:
@@ -98,7 +101,8 @@ def open_duckdb(path: str | Path, table: str, *, config: EngineConfig | None = N
     if table not in names:
         shown = ", ".join(repr(n) for n in names[:20]) or "none"
         raise ParameterError(f"no table {table!r} in {str(path)!r} (tables: {shown})")
-    return Source(backend.table(table), backend, f"table {table!r} of DuckDB file {str(path)!r}")
+    described = f"table {table!r} of DuckDB file {str(path)!r}"
+    return Source(backend.table(table), backend, described, f"duckdb:{Path(path).resolve()}#{table}")
 
 
 def _expand(path: str, format: str | None) -> tuple[list[str], str]:
