@@ -10,9 +10,11 @@ from pathlib import Path
 import streamlit as st
 
 from dpdash.errors import DPDashError
+from ui.preload import preload_element_code
 from ui.shell import inside_shell
 from ui.sidebar import render_sidebar
 from ui.text import md
+from ui.warm import warm_server
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -23,6 +25,7 @@ st.set_page_config(
     layout="wide",
 )
 st.html(STATIC / "theme.css")  # what the theme options cannot reach (chart text contrast); takes no space
+preload_element_code()  # chart and table code evaluated while the browser is idle, not on first use
 
 # Every page module starts with ui.shell.run_through_app(), so that a bookmarked URL opened first on a fresh
 # server (which Streamlit runs through its own discovery of pages/) also runs through this file.
@@ -54,3 +57,5 @@ try:
         page.run()
 except DPDashError as error:
     st.error(f"This page cannot go on: {md(error)}", icon=":material/error:")
+
+warm_server()  # once per server process, after the first page has been drawn (ui/warm.py)

@@ -6,7 +6,6 @@ from ui.shell import run_through_app
 
 run_through_app()  # a bookmark opened first on a fresh server runs app.py's shell (README, Layout)
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -15,9 +14,11 @@ from dpdash.facts import Facts
 from dpdash.wording import guarantee
 from ui.chart_view import show_chart
 from ui.charts import accuracy_curve_figure, noise_figure
+from ui.explorer_tables import DEFAULT_ALPHA, DEFAULTS, compared, inverted
+from ui.explorer_tables import curves as curve_table
 from ui.numbers import all_of, delta_text, plural
 from ui.text import show_guarantee
-from ui.widgets import EPSILON_STOPS, delta_control, epsilon_control
+from ui.widgets import delta_control, epsilon_control
 
 st.title("Mechanism explorer")
 st.caption(
@@ -26,48 +27,26 @@ st.caption(
 )
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _compare(epsilon: float, delta: float, l1: float, l2: float, k: int, confidence: float) -> pd.DataFrame:
-    return comparison.compare(
-        epsilon=epsilon, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2, k=k, confidence=confidence
-    )
-
-
-@st.cache_data(show_spinner="Computing the accuracy of every mechanism across ε…", max_entries=64)
-def _curves(delta: float, l1: float, l2: float, k: int, confidence: float) -> pd.DataFrame:
-    epsilons = np.geomspace(EPSILON_STOPS[0], EPSILON_STOPS[-1], 31)
-    return comparison.accuracy_curves(
-        epsilons=epsilons, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2, k=k, confidence=confidence
-    )
-
-
-@st.cache_data(show_spinner="Solving for ε…", max_entries=64)
-def _invert(alpha: float, delta: float, l1: float, l2: float, k: int, confidence: float) -> pd.DataFrame:
-    return comparison.epsilon_for_accuracy(
-        alpha=alpha, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2, k=k, confidence=confidence
-    )
-
-
 controls, settings = st.columns([3, 2], gap="large")
 with controls:
     epsilon = epsilon_control("explorer_epsilon", label="ε to compare the mechanisms at")
     delta = delta_control("explorer_delta")
 with settings:
     l1 = st.number_input(
-        "ℓ1 sensitivity Δ₁", min_value=1e-6, value=1.0, step=1.0, format="%g", key="explorer_l1",
+        "ℓ1 sensitivity Δ₁", min_value=1e-6, value=DEFAULTS["l1"], step=1.0, format="%g", key="explorer_l1",
         help="The most the answers (all k together, summed) can change when one record is added or "
         "removed. Laplace and geometric noise scale with it; the staircase and discrete Gaussian take it "
         "as the change of one answer.",
     )  # fmt: skip
     l2 = st.number_input(
-        "ℓ2 sensitivity Δ₂", min_value=1e-6, value=1.0, step=1.0, format="%g", key="explorer_l2",
+        "ℓ2 sensitivity Δ₂", min_value=1e-6, value=DEFAULTS["l2"], step=1.0, format="%g", key="explorer_l2",
         help="The same change measured in ℓ2 (Euclidean) length; Gaussian noise scales with it.",
     )  # fmt: skip
-    k = int(st.number_input("answers released together, k", min_value=1, max_value=1_000_000, value=1,
-                            step=1, key="explorer_k"))  # fmt: skip
+    k = int(st.number_input("answers released together, k", min_value=1, max_value=1_000_000,
+                            value=DEFAULTS["k"], step=1, key="explorer_k"))  # fmt: skip
     confidence = st.select_slider(
-        "confidence", options=(0.8, 0.9, 0.95, 0.99, 0.999), value=0.95, format_func=lambda c: f"{c:.1%}",
-        key="explorer_confidence",
+        "confidence", options=(0.8, 0.9, 0.95, 0.99, 0.999), value=DEFAULTS["confidence"],
+        format_func=lambda c: f"{c:.1%}", key="explorer_confidence",
     )  # fmt: skip
 
 show_guarantee(guarantee(Facts(), epsilon, delta, scope="each mechanism here", caveat=False), key="explorer_"
@@ -77,7 +56,7 @@ show_guarantee(guarantee(Facts(), epsilon, delta, scope="each mechanism here", c
 if epsilon is None:
     st.stop()
 
-table = _compare(epsilon, delta, l1, l2, k, confidence)
+table = compared(epsilon, delta, l1, l2, k, confidence)
 candidates = comparison.lineup(epsilon=epsilon, delta=delta, l1_sensitivity=l1, l2_sensitivity=l2)
 
 show_chart(noise_figure(candidates), key="explorer_noise_chart")
@@ -124,7 +103,7 @@ st.download_button(
     file_name=f"mechanisms_eps{epsilon:g}.csv", mime="text/csv", key="explorer_download_table",
 )  # fmt: skip
 
-curves = _curves(delta, l1, l2, k, confidence)
+curves = curve_table(delta, l1, l2, k, confidence)
 show_chart(
     accuracy_curve_figure(curves, current_epsilon=epsilon, confidence=confidence, k=k),
     key="explorer_curve_chart",
@@ -136,10 +115,10 @@ show_chart(
 
 st.subheader("What ε does an accuracy cost?")
 alpha = st.number_input(
-    f"I can accept an error of ± (for {answers}, at {confidence:.1%})", min_value=1e-6, value=5.0,
+    f"I can accept an error of ± (for {answers}, at {confidence:.1%})", min_value=1e-6, value=DEFAULT_ALPHA,
     step=1.0, format="%g", key="explorer_alpha",
 )  # fmt: skip
-inverse = _invert(alpha, delta, l1, l2, k, confidence)
+inverse = inverted(alpha, delta, l1, l2, k, confidence)
 st.dataframe(
     _readable(inverse, {"mechanism": "mechanism", "epsilon": "smallest ε", "half_width_k": "±a at that ε"}),
     hide_index=True, width="stretch", key="explorer_inverse",

@@ -17,9 +17,14 @@ EPSILON_STOPS = (0.01, 0.015, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 
                  1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0)  # fmt: skip
 DELTA_STOPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 EPSILON_WARNING = 5.0
+#: What the ε and δ controls show until a person moves them.
+DEFAULT_EPSILON = 1.0
+DEFAULT_DELTA = 1e-5
 
 
-def epsilon_control(key: str, default: float = 1.0, *, label: str = "ε for this release") -> float | None:
+def epsilon_control(
+    key: str, default: float = DEFAULT_EPSILON, *, label: str = "ε for this release"
+) -> float | None:
     """A log-scale ε slider (0.01–10, ends labelled) and a box to type an exact ε, with one value.
 
     The slider's state (``{key}_slider``) is the page's one ε: a valid typed value moves the slider to it
@@ -95,7 +100,7 @@ def _valid(text: str) -> float | None:
         return None
 
 
-def delta_control(key: str, default: float = 1e-5) -> float:
+def delta_control(key: str, default: float = DEFAULT_DELTA) -> float:
     """A δ picker on a log scale (used by the Gaussian-type mechanisms only)."""
     return st.select_slider(
         "δ (Gaussian-type mechanisms only)",

@@ -3,9 +3,13 @@
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from dpdash import comparison
+from ui import explorer_tables
 from ui.text import md
+from ui.warm import warm_server
 
 PAGE = Path(__file__).resolve().parents[2] / "pages" / "explorer.py"
 
@@ -26,6 +30,28 @@ def test_explorer_renders_table_charts_and_inversion(page: AppTest) -> None:
     inverse = page.dataframe[1].value
     laplace = float(inverse.loc[inverse["mechanism"] == "Laplace", "smallest ε"].item())
     assert laplace == pytest.approx(0.599146, rel=1e-3)  # shown to 4 significant digits
+
+
+def test_the_server_warm_up_computes_exactly_the_first_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ui.warm computes the explorer's first screen into the server's cache: the page's first run then
+    computes nothing (each exact computation below would fail if the page asked for other numbers)."""
+    st.cache_data.clear()
+    explorer_tables.warm()
+
+    def computed(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"computed again, not taken from the warmed cache: {kwargs}")
+
+    for name in ("compare", "accuracy_curves", "epsilon_for_accuracy"):
+        monkeypatch.setattr(comparison, name, computed)
+    at = AppTest.from_file(str(PAGE), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.dataframe[0].value["mechanism"].iloc[0] == "Laplace"
+
+
+def test_the_warm_up_starts_once_per_process() -> None:
+    warm_server()  # this process may have started it already (app.py in an earlier test)
+    assert warm_server() is False
 
 
 def test_large_epsilon_warns(page: AppTest) -> None:
