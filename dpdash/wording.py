@@ -11,7 +11,8 @@ probability δ", which (ε, δ)-DP does not imply.
 >>> print(guarantee(Facts(rows_per_person=3, id_column="patient"), 0.5).plain)
 Protects each person (up to 3 rows each, identified by “patient”): the chance of any result of this \
 release changes by at most a factor of e^0.5 ≈ 1.65 whether or not any one person's rows are in the table. \
-Rows beyond each person's first 3 and rows without an id are left out of every answer.
+Each person counts with at most 3 of their rows, picked by a fixed rule (not by row order); their other \
+rows and rows without an id are left out of every answer.
 """
 
 from __future__ import annotations
@@ -108,8 +109,11 @@ def _caveat(facts: Facts) -> str:
     """What the unit rests on: truncation by the id column, or the owner's word."""
     c = facts.rows_per_person
     if facts.id_column is not None:
-        first = "first row" if c == 1 else f"first {c}"
-        return f"Rows beyond each person's {first} and rows without an id are left out of every answer."
+        kept = "one of their rows" if c == 1 else f"at most {c} of their rows"
+        return (
+            f"Each person counts with {kept}, picked by a fixed rule (not by row order); their other rows "
+            "and rows without an id are left out of every answer."
+        )
     if c == 1:
         return (
             "Each row is one person only if, as declared, no one has more than one row: nothing checks "

@@ -398,7 +398,7 @@ def test_the_fingerprint_is_a_digest_of_the_values_not_of_the_layout(df: pd.Data
     changed = df.copy()
     changed.loc[5, "age"] += 1
     assert dataset_fingerprint(changed) != fp
-    assert dataset_fingerprint(df.iloc[::-1]) != fp  # row order matters (truncation keeps the first rows)
+    assert dataset_fingerprint(df.iloc[::-1]) != fp  # the exact table, rows in their order
     assert dataset_fingerprint(df.astype({"age": float})) != fp
     nan_a = pd.DataFrame({"x": [np.nan, 1.0]})
     nan_b = pd.DataFrame({"x": [float("nan") * -1, 1.0]})

@@ -50,13 +50,14 @@ def test_per_person_trusted_says_nothing_checks_it() -> None:
 def test_per_person_enforced_says_what_truncation_leaves_out() -> None:
     words = guarantee(ENFORCED, 1.0)
     assert words.plain.startswith("Protects each person (up to 3 rows each, identified by “patient”): ")
-    assert "Rows beyond each person's first 3 and rows without an id are left out of every answer." in (
-        words.plain
+    assert (
+        "Each person counts with at most 3 of their rows, picked by a fixed rule (not by row order); their "
+        "other rows and rows without an id are left out of every answer." in words.plain
     )
     assert "as declared" not in words.plain
     assert "on column 'patient': each id keeps 3 rows, picked by a hash" in words.technical
     one = guarantee(ENFORCED_ONE, 1.0)
-    assert "one row each, identified by “patient”" in one.plain and "each person's first row " in one.plain
+    assert "one row each, identified by “patient”" in one.plain and "counts with one of their rows, picked" in one.plain
     assert "keeps 1 row, picked by a hash of the id and the values (not table order" in one.technical
 
 
