@@ -57,12 +57,26 @@ def evaluate_valid_count(query: _ValidCount, source: Any, table: Any, truncation
     return Evaluation(np.array([count], dtype=np.int64), report)
 
 
+_N = "__dpdash_n"
+
+
+def _distinct(table: Any, columns: list[str]) -> Any:
+    """Each distinct combination of ``columns`` (missing values included) with its number of rows."""
+    return table.group_by(columns).aggregate(**{_N: table.count()})
+
+
 def cell_counts(
     source: Any, table: Any, column: str, categories: Any, bins: Any, outside: str, cells: int
 ) -> tuple[np.ndarray, int, int]:
-    """(counts per cell, missing, outside) of ``column``: one GROUP BY in the engine."""
-    marked = with_cells(table, column, categories, bins)
-    frame = source.execute(marked.group_by([STATUS, KEY]).aggregate(n=marked.count()))
+    """(counts per cell, missing, outside) of ``column``: one query in the engine. Categories are matched
+    on the column's distinct values, counted first (a plain GROUP BY; the matching then runs once per
+    distinct value, not once per row); bins are computed per row."""
+    if bins is None:
+        marked = with_cells(_distinct(table, [column]), column, categories, None)
+        frame = source.execute(marked.group_by([STATUS, KEY]).aggregate(n=marked[_N].sum()))
+    else:
+        marked = with_cells(table, column, None, bins)
+        frame = source.execute(marked.group_by([STATUS, KEY]).aggregate(n=marked.count()))
     folded = fold(frame, categories, bins, outside)
     counts = per_cell(folded, frame["n"], cells)
     n = frame["n"].to_numpy(dtype=np.int64)
@@ -92,11 +106,14 @@ def evaluate_grouped_count(
 
 
 def evaluate_table(query: ContingencyTable, source: Any, table: Any, truncation: Truncation) -> Evaluation:
-    """Counts per pair of cells: one GROUP BY over both columns' (status, key)."""
-    cells = with_cells(table, query.columns[0], query.categories[0], None, "_0")
+    """Counts per pair of cells: the distinct pairs of values counted, then grouped by both columns'
+    (status, key)."""
+    cells = with_cells(
+        _distinct(table, list(query.columns)), query.columns[0], query.categories[0], None, "_0"
+    )
     cells = with_cells(cells, query.columns[1], query.categories[1], None, "_1")
     frame = source.execute(
-        cells.group_by([STATUS + "_0", KEY + "_0", STATUS + "_1", KEY + "_1"]).aggregate(n=cells.count())
+        cells.group_by([STATUS + "_0", KEY + "_0", STATUS + "_1", KEY + "_1"]).aggregate(n=cells[_N].sum())
     )
     first = fold(frame, query.categories[0], None, query.outside, "_0")
     second = fold(frame, query.categories[1], None, query.outside, "_1")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ibis
 import numpy as np
 
 from dpdash.engines.cells import KEY, STATUS, fold, per_cell, with_cells
@@ -20,11 +21,13 @@ from dpdash.queries.sums import _CentredSquares, _CentredSum
 __all__ = ["evaluate_column", "evaluate_grouped_column"]
 
 
-def _metrics(table: Any, column: str, bounds: Bounds) -> dict[str, Any]:
-    """The aggregates every clamped-sum query is made of."""
+def _metrics(table: Any, column: str, bounds: Bounds, *, centred: bool, squares: bool) -> dict[str, Any]:
+    """The aggregates a clamped-sum query is made of: the sum and the report's counts always, the centred
+    sum and the sum of squares (with its clipping shift) when asked. Missing values are excluded from every
+    sum by its ``where``, so the clamp is a plain least/greatest (whatever they do with NULL)."""
     raw = number(table[column])
     present = ~missing(table[column])
-    clamped = raw.clip(lower=bounds.lower, upper=bounds.upper)
+    clamped = ibis.greatest(bounds.lower, ibis.least(bounds.upper, raw))
     m = bounds.centre
     below = present & (raw < bounds.lower)
     above = present & (raw > bounds.upper)
@@ -32,21 +35,24 @@ def _metrics(table: Any, column: str, bounds: Bounds) -> dict[str, Any]:
         "rows": table.count(),
         "present": present.cast("int64").sum(),
         "total": clamped.sum(where=present),
-        "centred": (clamped - m).sum(where=present),
-        "squares": ((clamped - m) * (clamped - m)).sum(where=present),
         "below": below.cast("int64").sum(),
         "above": above.cast("int64").sum(),
         "shift_below": (bounds.lower - raw).sum(where=below),
         "shift_above": (bounds.upper - raw).sum(where=above),
-        "square_shift": ((clamped - m) * (clamped - m) - (raw - m) * (raw - m)).sum(where=below | above),
     }
+    if centred or squares:
+        out["centred"] = (clamped - m).sum(where=present)
+    if squares:
+        out["squares"] = ((clamped - m) * (clamped - m)).sum(where=present)
+        out["square_shift"] = ((clamped - m) * (clamped - m) - (raw - m) * (raw - m)).sum(where=below | above)
     return {k: v.fill_null(0) for k, v in out.items()}
 
 
 def evaluate_column(query: Any, source: Any, table: Any, truncation: Truncation) -> Evaluation:
     """Sum, _CentredSum, _CentredSquares, Mean or Variance."""
     bounds = query.bounds
-    metrics = _metrics(table, query.column, bounds)
+    squares = isinstance(query, Variance | _CentredSquares)
+    metrics = _metrics(table, query.column, bounds, centred=not isinstance(query, Sum), squares=squares)
     if isinstance(query, Variance):
         raw = number(table[query.column])
         present = ~missing(table[query.column])
@@ -93,7 +99,8 @@ def _report(query: Any, truncation: Truncation, row: Any, bias: float) -> DataRe
 def evaluate_grouped_column(query: Any, source: Any, table: Any, truncation: Truncation) -> Evaluation:
     """GroupBySum, GroupByMean and their pieces: one GROUP BY (status, key) in the engine."""
     cells = with_cells(table, query.by, query.keys, query.bins)
-    metrics = _metrics(cells, query.column, query.bounds)
+    centred = not isinstance(query, GroupBySum | _GroupValidCount)
+    metrics = _metrics(cells, query.column, query.bounds, centred=centred, squares=False)
     frame = source.execute(cells.group_by([STATUS, KEY]).aggregate(**metrics))
     folded = fold(frame, query.keys, query.bins, query.outside)
     k = len(query.groups)
