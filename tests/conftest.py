@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.servers import PostgresServer
 
 
 def pytest_configure(config: object) -> None:
@@ -25,3 +28,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="fast",
         help="trials of the empirical privacy audits: fast (default) or strong (10x, minutes)",
     )
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL cluster for the session (tests/servers.py): 127.0.0.1, a free port, stopped and
+    removed at the end."""
+    # Under /tmp itself: the server's unprivileged user must be able to reach its folder.
+    server = PostgresServer.create(Path(tempfile.mkdtemp(prefix="dpdash-postgres-")))
+    try:
+        yield server
+    finally:
+        server.remove()

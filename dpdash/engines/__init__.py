@@ -7,7 +7,9 @@ the engine. Per-person truncation follows the same order-free rule as pandas
 
 - ``open_files("sales/")``, ``open_files("sales/2026-*.parquet")``, ``open_files("t.csv")``: Parquet
   or CSV read in place; ``open_duckdb("w.duckdb", "visits")``: a table of a DuckDB file (read only);
-  ``open_frame(df)``: a DataFrame through DuckDB. ``Source.schema()``, ``row_count()``, ``head()``.
+  ``open_frame(df)``: a DataFrame through DuckDB;
+  ``open_postgres("postgresql://user@host/db", "visits")``: a PostgreSQL table (read only; the password is
+  never kept). ``Source.schema()``, ``row_count()``, ``head()``.
 - ``evaluate(query, source)``: the ``Evaluation`` (true answer, pieces, utilities, NOT PRIVATE
   report); ``evaluate(query, df)`` is pandas' ``query.evaluate(df)``.
 
@@ -23,6 +25,7 @@ True
 
 from dpdash.engines.connection import DEFAULT_MEMORY_LIMIT, EngineConfig
 from dpdash.engines.evaluate import COMPILED, evaluate
+from dpdash.engines.postgres import open_postgres
 from dpdash.engines.sources import Source, open_duckdb, open_files, open_frame
 
 __all__ = [
@@ -34,4 +37,5 @@ __all__ = [
     "open_duckdb",
     "open_files",
     "open_frame",
+    "open_postgres",
 ]

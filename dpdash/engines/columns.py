@@ -14,7 +14,7 @@ import ibis.expr.datatypes as dt
 from dpdash.errors import ParameterError
 from dpdash.queries.count import COMPARISONS
 
-__all__ = ["is_numeric", "missing", "number", "require_columns", "where_match"]
+__all__ = ["count_true", "is_numeric", "missing", "number", "require_columns", "where_match"]
 
 
 def is_numeric(dtype: dt.DataType) -> bool:
@@ -31,8 +31,15 @@ def missing(col: Any) -> Any:
 
 
 def number(col: Any) -> Any:
-    """The column as float64 (booleans as 0/1)."""
-    return col.cast("float64")
+    """The column as float64 (booleans as 0/1, through a 32-bit integer: PostgreSQL casts a boolean to
+    nothing else)."""
+    return (col.cast("int32") if col.type().is_boolean() else col).cast("float64")
+
+
+def count_true(condition: Any) -> Any:
+    """How many rows meet ``condition`` (NULL counts as not met): SUM(CASE WHEN … THEN 1 ELSE 0 END), which
+    every engine computes (PostgreSQL cannot cast a boolean to BIGINT)."""
+    return condition.ifelse(1, 0).sum()
 
 
 def require_columns(table: Any, columns: tuple[str, ...], name: str, numeric: tuple[str, ...]) -> None:

@@ -9,7 +9,7 @@ import ibis
 import numpy as np
 
 from dpdash.engines.cells import KEY, STATUS, fold, per_cell, with_cells
-from dpdash.engines.columns import missing, where_match
+from dpdash.engines.columns import count_true, missing, where_match
 from dpdash.engines.truncation import _int
 from dpdash.facts import Truncation
 from dpdash.queries import ContingencyTable, Count, GroupByCount, Histogram
@@ -34,9 +34,7 @@ def evaluate_count(query: Count, source: Any, table: Any, truncation: Truncation
     for condition in query.where:
         match = match & where_match(table, condition)
         gone = gone | missing(table[condition.column])
-    row = source.execute(table.aggregate(n=match.cast("int64").sum(), missing=gone.cast("int64").sum())).iloc[
-        0
-    ]
+    row = source.execute(table.aggregate(n=count_true(match), missing=count_true(gone))).iloc[0]
     count = _int(row["n"])
     report = DataReport(
         rows=truncation.rows_in,
@@ -49,8 +47,7 @@ def evaluate_count(query: Count, source: Any, table: Any, truncation: Truncation
 
 
 def evaluate_valid_count(query: _ValidCount, source: Any, table: Any, truncation: Truncation) -> Evaluation:
-    gone = missing(table[query.column]).cast("int64")
-    row = source.execute(table.aggregate(missing=gone.sum())).iloc[0]
+    row = source.execute(table.aggregate(missing=count_true(missing(table[query.column])))).iloc[0]
     gone_n = _int(row["missing"])
     count = truncation.rows_kept - gone_n
     report = DataReport(rows=truncation.rows_in, rows_used=count, truncation=truncation, missing=gone_n)

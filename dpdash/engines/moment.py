@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from dpdash.engines.columns import missing, number
+from dpdash.engines.columns import count_true, missing, number
 from dpdash.facts import Truncation
 from dpdash.queries import SecondMoment
 from dpdash.queries.base import DataReport, Evaluation
@@ -31,8 +31,8 @@ def evaluate_moment(query: SecondMoment, source: Any, table: Any, truncation: Tr
     pairs = [(i, j) for i in range(d) for j in range(i, d)]
     metrics: dict[str, Any] = {
         "rows": table.count(),
-        "complete": complete.cast("int64").sum().fill_null(0),
-        "scaled": scaled.cast("int64").sum().fill_null(0),
+        "complete": count_true(complete).fill_null(0),
+        "scaled": count_true(scaled).fill_null(0),
     }
     for k, (i, j) in enumerate(pairs):
         metrics[f"v{k}"] = (clipped[i] * clipped[j]).sum(where=complete).fill_null(0.0)

@@ -11,7 +11,7 @@ import ibis
 import numpy as np
 
 from dpdash.engines.cells import KEY, STATUS, fold, per_cell, with_cells
-from dpdash.engines.columns import missing, number
+from dpdash.engines.columns import count_true, missing, number
 from dpdash.facts import Bounds, Truncation
 from dpdash.queries import GroupByMean, GroupBySum, Sum, Variance
 from dpdash.queries.base import DataReport, Evaluation
@@ -33,10 +33,10 @@ def _metrics(table: Any, column: str, bounds: Bounds, *, centred: bool, squares:
     above = present & (raw > bounds.upper)
     out = {
         "rows": table.count(),
-        "present": present.cast("int64").sum(),
+        "present": count_true(present),
         "total": clamped.sum(where=present),
-        "below": below.cast("int64").sum(),
-        "above": above.cast("int64").sum(),
+        "below": count_true(below),
+        "above": count_true(above),
         "shift_below": (bounds.lower - raw).sum(where=below),
         "shift_above": (bounds.upper - raw).sum(where=above),
     }
@@ -58,7 +58,7 @@ def evaluate_column(query: Any, source: Any, table: Any, truncation: Truncation)
         present = ~missing(table[query.column])
         finite = present & ~raw.isinf()  # numpy's variance of values with an infinity is NaN
         metrics["var_raw"] = raw.var(how="pop", where=finite)
-        metrics["infinite"] = (present & raw.isinf()).cast("int64").sum().fill_null(0)
+        metrics["infinite"] = count_true(present & raw.isinf()).fill_null(0)
         metrics["var_clamped"] = raw.clip(lower=bounds.lower, upper=bounds.upper).var(
             how="pop", where=present
         )

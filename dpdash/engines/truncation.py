@@ -18,7 +18,7 @@ from typing import Any
 
 import ibis
 
-from dpdash.engines.columns import is_numeric, missing, number
+from dpdash.engines.columns import count_true, is_numeric, missing, number
 from dpdash.errors import ParameterError
 from dpdash.facts import BUCKETS, SCRAMBLE, Facts, Truncation
 
@@ -37,6 +37,12 @@ def _text(col: Any, dtype: Any, gone: Any) -> Any:
     return gone.ifelse("", (unit * BUCKETS).floor().cast("int64").cast("string"))
 
 
+@ibis.udf.scalar.builtin(name="md5")
+def _md5(text: str) -> str:  # type: ignore[empty-body]
+    """MD5 as 32 lowercase hex digits: the SQL function ``md5`` of DuckDB, PostgreSQL and Spark alike
+    (Ibis' own hexdigest is not compiled for PostgreSQL)."""
+
+
 def order_keys(table: Any, columns: tuple[str, ...], id_column: str) -> list[Any]:
     """The sort keys of the rule, column by column."""
     ident = table[id_column]
@@ -47,12 +53,12 @@ def order_keys(table: Any, columns: tuple[str, ...], id_column: str) -> list[Any
         dtype = col.type()
         gone = missing(col)
         if dtype.is_null():  # every value missing: every row ties on this column
-            keys.append(gone.cast("int8"))
+            keys.append(gone.ifelse(1, 0))
             continue
         text = _text(col, _portable(dtype, column), gone)
-        digest = gone.ifelse("", salt.concat("\x1f", text).hexdigest("md5"))
+        digest = gone.ifelse("", _md5(salt.concat("\x1f", text)))
         value = gone.ifelse("", col) if dtype.is_string() else gone.ifelse(0.0, number(col))
-        keys.extend([gone.cast("int8"), digest, value])
+        keys.extend([gone.ifelse(1, 0), digest, value])
     return keys
 
 
@@ -87,8 +93,8 @@ def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, 
         rows_in=n.sum(),
         missing=n.sum(where=gone),
         kept=ibis.least(n, c).sum(where=~gone),
-        people=(~gone).cast("int64").sum(),
-        truncated=(~gone & (n > c)).cast("int64").sum(),
+        people=count_true(~gone),
+        truncated=count_true(~gone & (n > c)),
     )
     row = source.execute(counts).iloc[0]
     rows_in, missing_id, kept = _int(row["rows_in"]), _int(row["missing"]), _int(row["kept"])

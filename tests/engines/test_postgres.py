@@ -1,0 +1,125 @@
+"""The same queries through a real PostgreSQL (Debian's, started by the ``postgres`` fixture on 127.0.0.1):
+the same true answers and owner reports as pandas (tests/engines/compare.py), and a password that never
+shows (issue 15)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from psycopg import sql
+
+from dpdash.engines import evaluate, open_postgres
+from dpdash.engines.postgres import redact
+from dpdash.errors import ParameterError
+from dpdash.facts import Facts
+from dpdash.queries import Count, Histogram, Where
+from tests.engines.compare import check
+from tests.engines.test_differential import AGE, FACTS, ID, REGION, queries, table
+
+if TYPE_CHECKING:
+    from tests.servers import PostgresServer
+
+PASSWORD = "p@ss:/w%rd\"'; --"
+READER = "reader"
+
+
+@pytest.fixture(scope="module")
+def server(postgres: PostgresServer) -> PostgresServer:
+    """The session's cluster with a password-protected read-only role and the test tables."""
+    postgres.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(READER)))
+    postgres.execute(
+        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(READER), sql.Literal(PASSWORD))
+    )
+    postgres.execute(
+        sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(sql.Identifier(READER))
+    )
+    postgres.execute(
+        sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {}").format(
+            sql.Identifier(READER)
+        )
+    )
+    return postgres
+
+
+@pytest.mark.parametrize("facts", FACTS, ids=["trusted", "c=1", "c=3"])
+def test_postgres_agrees_with_pandas(server: PostgresServer, facts: Facts) -> None:
+    df = table(1)
+    server.load(df, "people")
+    source = open_postgres(server.url(READER, PASSWORD), "people")
+    try:
+        for query in queries(facts):
+            check(query, df, source)
+    finally:
+        source.close()
+
+
+def test_truncation_and_string_ids_in_postgres(server: PostgresServer) -> None:
+    df = table(5, rows=2000, people=60)
+    df[ID] = df[ID].map(lambda v: None if v != v else f"p'{int(v) % 40}\"")
+    server.load(df, "many rows")
+    source = open_postgres(server.url(READER, PASSWORD), "many rows")
+    try:
+        for query in queries(Facts(rows_per_person=2, id_column=ID)):
+            check(query, df, source)
+    finally:
+        source.close()
+
+
+def test_strings_compare_by_code_point_whatever_the_collation(server: PostgresServer) -> None:
+    """A database whose collation sorts 'b' before 'C' (en-US-like) still compares by code point."""
+    server.execute('DROP DATABASE IF EXISTS "icu"')
+    server.execute("CREATE DATABASE \"icu\" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' "
+                   "LOCALE 'C.UTF-8'")  # fmt: skip
+    df = table(2, rows=300)
+    df[REGION] = ["b", "C", "a", "B", None, "é"] * 50
+    server.load(df, "t", database="icu")
+    server.execute(sql.SQL("GRANT SELECT ON t TO {}").format(sql.Identifier(READER)), database="icu")
+    source = open_postgres(server.url(READER, PASSWORD, "icu"), "t")
+    try:
+        for query in [Count(where=[Where(REGION, ">=", "a")]), Count(where=[Where(REGION, "<", "C")]),
+                      Histogram(column=REGION, categories=("a", "b", "B", "C", "é"))]:  # fmt: skip
+            check(query, df, source)
+        for query in queries(Facts(rows_per_person=1, id_column=ID)):
+            check(query, df, source)
+    finally:
+        source.close()
+
+
+def test_the_password_never_shows(server: PostgresServer) -> None:
+    url = server.url(READER, PASSWORD)
+    assert PASSWORD not in url  # percent-encoded in the URL
+    server.load(table(3, rows=50), "small")
+    source = open_postgres(url, "small")
+    try:
+        for text in (source.description, source.location, redact(url)):
+            assert "p@ss" not in text and "w%rd" not in text and "p%40ss" not in text
+        assert source.location == f"postgresql://{READER}@127.0.0.1:{server.port}/postgres#small"
+        assert source.row_count() == 50
+    finally:
+        source.close()
+    with pytest.raises(ParameterError) as wrong:
+        open_postgres(server.url(READER, PASSWORD + "x"), "small")
+    assert "could not connect to postgresql://reader@127.0.0.1" in str(wrong.value)
+    assert "p@ss" not in str(wrong.value) and "w%rd" not in str(wrong.value)
+    # The password given apart (as the app's password field does) wins over none in the URL.
+    source = open_postgres(server.url(READER), "small", password=PASSWORD)
+    source.close()
+    with pytest.raises(
+        ParameterError, match=r"no table 'nope' in postgresql://reader@127\.0\.0\.1:\d+/postgres"
+    ):
+        open_postgres(url, "nope")
+    with pytest.raises(ParameterError, match="starts with postgresql://"):
+        open_postgres("mysql://u:secret@h/db", "small")
+
+
+def test_the_source_is_read_only(server: PostgresServer) -> None:
+    server.load(table(4, rows=20), "kept")
+    source = open_postgres(server.url(READER, PASSWORD), "kept")
+    try:
+        with pytest.raises(Exception, match="read-only transaction"):
+            source.backend.raw_sql('CREATE TABLE "x" (a int)')
+        assert evaluate(Count(), source).values.tolist() == [20]
+        assert AGE in source.schema()
+    finally:
+        source.close()
