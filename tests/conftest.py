@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +42,30 @@ def postgres() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.remove()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local Spark session (2 cores, in this process, on Debian's Java 17) for the whole run; its
+    scratch folders under one temporary folder; stopped at the end."""
+    if shutil.which("java") is None:
+        raise RuntimeError("Java is not installed: run `make debian` (installs openjdk-17-jre-headless)")
+    from dpdash.engines import spark_session
+
+    scratch = Path(tempfile.mkdtemp(prefix="dpdash-spark-"))
+    session = spark_session(
+        "local[2]",
+        **{
+            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.adaptive.enabled": "false",  # tiny tables: no re-planning between stages
+            "spark.default.parallelism": "2",
+            "spark.sql.warehouse.dir": str(scratch / "warehouse"),
+            "spark.local.dir": str(scratch / "local"),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch / 'derby'}",
+        },
+    )
+    try:
+        yield session
+    finally:
+        session.stop()
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -9,7 +9,8 @@ the engine. Per-person truncation follows the same order-free rule as pandas
   or CSV read in place; ``open_duckdb("w.duckdb", "visits")``: a table of a DuckDB file (read only);
   ``open_frame(df)``: a DataFrame through DuckDB;
   ``open_postgres("postgresql://user@host/db", "visits")``: a PostgreSQL table (read only; the password is
-  never kept). ``Source.schema()``, ``row_count()``, ``head()``.
+  never kept); ``open_spark("visits", session=spark)``: a Spark table or view (or
+  ``open_spark("visits", master="spark://host:7077")``). ``Source.schema()``, ``row_count()``, ``head()``.
 - ``evaluate(query, source)``: the ``Evaluation`` (true answer, pieces, utilities, NOT PRIVATE
   report); ``evaluate(query, df)`` is pandas' ``query.evaluate(df)``.
 
@@ -27,6 +28,7 @@ from dpdash.engines.connection import DEFAULT_MEMORY_LIMIT, EngineConfig
 from dpdash.engines.evaluate import COMPILED, evaluate
 from dpdash.engines.postgres import open_postgres
 from dpdash.engines.sources import Source, open_duckdb, open_files, open_frame
+from dpdash.engines.spark import open_spark, spark_session
 
 __all__ = [
     "COMPILED",
@@ -38,4 +40,6 @@ __all__ = [
     "open_files",
     "open_frame",
     "open_postgres",
+    "open_spark",
+    "spark_session",
 ]

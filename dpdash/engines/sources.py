@@ -23,12 +23,14 @@ _READERS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv
 class Source:
     """A table inside an engine. ``table``: an Ibis table expression; ``backend``: what runs it;
     ``description``: where it comes from, in words (never a password); ``location``: the same as one
-    machine-readable string (``kind:...``, never a password), what the dataset fingerprint is built on."""
+    machine-readable string (``kind:...``, never a password), what the dataset fingerprint is built on;
+    ``owned``: whether :meth:`close` ends the backend's connection (not a Spark session, which is shared)."""
 
     table: Any
     backend: Any
     description: str
     location: str = ""
+    owned: bool = True
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -56,7 +58,8 @@ class Source:
 
     def close(self) -> None:
         """Close the engine's connection (a DuckDB file opened read only is released)."""
-        self.backend.disconnect()
+        if self.owned:
+            self.backend.disconnect()
 
     def head(self, rows: int = 200) -> pd.DataFrame:
         """The first ``rows`` rows the engine returns, in no particular order. NOT PRIVATE: a sample of

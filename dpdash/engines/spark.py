@@ -1,0 +1,60 @@
+"""A Spark table as a source: queries compiled by Ibis run as Spark SQL; only aggregates come back.
+
+``open_spark("visits", session=spark)`` reads a table or view of an existing SparkSession (any master: a
+cluster's ``spark://…``, YARN, Kubernetes, as that session was built). Without a session, one is got or
+created for ``master`` (default ``local[*]``, in this process) with dpdash's defaults: no web UI, the
+driver bound to 127.0.0.1 when the master is local, quiet logs. Spark compares strings by their UTF-8
+bytes, which is code-point order, as pandas and DuckDB do. ``Source.close()`` leaves the session running
+(it is the process's, and may be the caller's): stop it with ``session.stop()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dpdash.engines.sources import Source
+from dpdash.errors import ParameterError
+
+__all__ = ["open_spark", "spark_session"]
+
+DEFAULT_MASTER = "local[*]"
+
+
+def spark_session(master: str = DEFAULT_MASTER, **settings: str) -> Any:
+    """A SparkSession for ``master`` (got if one is running, else created) with dpdash's defaults, which
+    ``settings`` (Spark configuration keys) override."""
+    from pyspark.sql import SparkSession
+
+    defaults = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}
+    if master.startswith("local"):
+        defaults |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    builder = SparkSession.builder.master(master).appName("dpdash")
+    for key, value in (defaults | settings).items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as error:  # py4j / Java start-up errors
+        raise ParameterError(f"could not start Spark with master {master!r}: {error}") from None
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def open_spark(table: str, *, master: str | None = None, session: Any = None) -> Source:
+    """The table or view ``table`` (``db.table`` for a catalog database) of ``session``, or of the
+    session :func:`spark_session` gets for ``master``."""
+    import ibis
+
+    if session is None:
+        session = spark_session(master or DEFAULT_MASTER)
+    shown = session.sparkContext.master
+    database, _, name = table.rpartition(".")
+    backend = ibis.pyspark.connect(session)
+    try:
+        names = backend.list_tables(database=database or None)
+    except Exception as error:
+        raise ParameterError(f"could not list the tables of Spark ({shown}): {error}") from None
+    if name not in names:
+        listed = ", ".join(repr(n) for n in names[:20]) or "none"
+        raise ParameterError(f"no table {table!r} in Spark ({shown}) (tables: {listed})")
+    expr = backend.table(name, database=database or None)
+    return Source(expr, backend, f"table {table!r} of Spark ({shown})", f"spark:{shown}#{table}", owned=False)

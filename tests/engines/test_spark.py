@@ -1,0 +1,71 @@
+"""The same queries through Spark in local mode (pyspark on Debian's Java 17, the ``spark`` fixture): the
+same true answers and owner reports as pandas (tests/engines/compare.py) (issue 15)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from dpdash.engines import evaluate, open_spark
+from dpdash.errors import ParameterError
+from dpdash.facts import Facts
+from dpdash.queries import Count, Sum
+from tests.engines.compare import check
+from tests.engines.test_differential import FACTS, ID, INCOME, queries, table
+
+
+def view(spark: Any, df: pd.DataFrame, name: str) -> None:
+    """``df`` as a temporary view; pandas' missing values (NaN, None) become Spark NULLs."""
+    rows = df.astype(object).where(df.notna(), None)
+    spark.createDataFrame(rows, schema=_schema(df)).createOrReplaceTempView(name)
+
+
+def _schema(df: pd.DataFrame) -> Any:
+    from pyspark.sql import types
+
+    kinds = {"f": types.DoubleType(), "i": types.LongType(), "b": types.BooleanType()}
+    return types.StructType(
+        [types.StructField(str(c), kinds.get(df[c].dtype.kind, types.StringType()), True) for c in df.columns]
+    )
+
+
+def test_spark_agrees_with_pandas(spark: Any) -> None:
+    """Every query kind with c = 3 rows per person (truncation and its report; each query is several
+    Spark jobs, so one of FACTS here: DuckDB and PostgreSQL run all three)."""
+    facts = FACTS[2]
+    df = table(1, rows=1500, people=300)
+    view(spark, df, "people")
+    source = open_spark("people", session=spark)
+    for query in queries(facts):
+        check(query, df, source)
+
+
+def test_truncation_and_string_ids_in_spark(spark: Any) -> None:
+    df = table(5, rows=1000, people=60)
+    df[ID] = df[ID].map(lambda v: None if v != v else f"p'{int(v) % 40}\"")
+    view(spark, df, "many_rows")
+    source = open_spark("many_rows", session=spark)
+    for query in queries(Facts(rows_per_person=2, id_column=ID)):
+        check(query, df, source)
+
+
+def test_nan_in_a_spark_double_column_is_missing(spark: Any) -> None:
+    """Spark keeps NaN apart from NULL; dpdash counts both as missing, as pandas does."""
+    view(spark, table(6, rows=200), "plain")
+    spark.sql("SELECT *, CAST('NaN' AS DOUBLE) AS nan_column FROM plain").createOrReplaceTempView("with_nan")
+    source = open_spark("with_nan", session=spark)
+    assert evaluate(Count(), source).values.tolist() == [200]
+    report = evaluate(Sum(column="nan_column", bounds=(0, 1)), source).report
+    assert (report.missing, report.rows_used) == (200, 0)
+
+
+def test_unknown_table_and_the_session_left_running(spark: Any) -> None:
+    with pytest.raises(ParameterError, match=r"no table 'nope' in Spark \(local\[2\]\)"):
+        open_spark("nope", session=spark)
+    view(spark, table(7, rows=30), "kept")
+    source = open_spark("kept", session=spark)
+    assert source.location == "spark:local[2]#kept" and INCOME in source.schema()
+    source.close()
+    assert spark.sql("SELECT 1").collect()[0][0] == 1  # close() did not stop the shared session
