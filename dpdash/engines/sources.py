@@ -5,6 +5,8 @@ and row count come from the engine (nothing but aggregates is read back)."""
 from __future__ import annotations
 
 import glob as globbing
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,13 +26,15 @@ class Source:
     """A table inside an engine. ``table``: an Ibis table expression; ``backend``: what runs it;
     ``description``: where it comes from, in words (never a password); ``location``: the same as one
     machine-readable string (``kind:...``, never a password), what the dataset fingerprint is built on;
-    ``owned``: whether :meth:`close` ends the backend's connection (not a Spark session, which is shared)."""
+    ``owned``: whether :meth:`close` ends the backend's connection (not a Spark session, which is shared);
+    ``files``: the local files it reads (their size and modification time enter :meth:`fingerprint`)."""
 
     table: Any
     backend: Any
     description: str
     location: str = ""
     owned: bool = True
+    files: tuple[str, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -39,6 +43,20 @@ class Source:
     def schema(self) -> dict[str, str]:
         """Column name → the engine's type, e.g. ``{"age": "int64", "region": "string"}``."""
         return {name: str(dtype) for name, dtype in self.table.schema().items()}
+
+    def fingerprint(self) -> str:
+        """The dataset's identity without reading the table twice: SHA-256 of the location (no password),
+        the engine's schema (names and types, in order), the engine's row count and, for local files (Parquet,
+        CSV, a DuckDB file), each file's absolute path, size in bytes and modification time in ns. A
+        rewritten file, another table or a new column is another dataset. A PostgreSQL or Spark table is
+        identified by location, schema and row count only: an update that keeps all three is not seen."""
+        digest = hashlib.sha256()
+        parts: list[object] = [self.location, list(self.schema().items()), self.row_count()]
+        for name in self.files:
+            stat = Path(name).stat()
+            parts.append([str(Path(name).resolve()), stat.st_size, stat.st_mtime_ns])
+        digest.update(json.dumps(parts, ensure_ascii=False).encode())
+        return digest.hexdigest()
 
     def row_count(self) -> int:
         """The number of rows, counted by the engine."""
@@ -78,7 +96,7 @@ def open_frame(df: pd.DataFrame, config: EngineConfig | None = None) -> Source:
     names = [c for c in df.columns if not isinstance(c, str)]
     if names:
         raise ParameterError(f"column names must be strings for the engine, got {names[:5]!r}")
-    return Source(ibis.memtable(df), connect(config), f"a DataFrame of {len(df)} rows")
+    return Source(ibis.memtable(df), connect(config), f"a DataFrame of {len(df)} rows", "dataframe")
 
 
 def open_files(path: str | Path, *, format: str | None = None, config: EngineConfig | None = None) -> Source:
@@ -92,7 +110,7 @@ def open_files(path: str | Path, *, format: str | None = None, config: EngineCon
     except Exception as error:  # duckdb's own exception types
         raise ParameterError(f"could not read {str(path)!r} as {kind}: {error}") from None
     described = f"{kind} {str(path)!r} ({len(paths)} file{'s' * (len(paths) != 1)})"
-    return Source(table, backend, described, f"{kind}:{Path(path).resolve()}")
+    return Source(table, backend, described, f"{kind}:{Path(path).resolve()}", files=tuple(paths))
 
 
 def open_duckdb(path: str | Path, table: str, *, config: EngineConfig | None = None) -> Source:
@@ -105,7 +123,8 @@ def open_duckdb(path: str | Path, table: str, *, config: EngineConfig | None = N
         shown = ", ".join(repr(n) for n in names[:20]) or "none"
         raise ParameterError(f"no table {table!r} in {str(path)!r} (tables: {shown})")
     described = f"table {table!r} of DuckDB file {str(path)!r}"
-    return Source(backend.table(table), backend, described, f"duckdb:{Path(path).resolve()}#{table}")
+    location = f"duckdb:{Path(path).resolve()}#{table}"
+    return Source(backend.table(table), backend, described, location, files=(str(path),))
 
 
 def _expand(path: str, format: str | None) -> tuple[list[str], str]:

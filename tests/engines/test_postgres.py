@@ -123,3 +123,14 @@ def test_the_source_is_read_only(server: PostgresServer) -> None:
         assert AGE in source.schema()
     finally:
         source.close()
+
+
+def test_the_fingerprint_has_no_password_and_follows_the_table(server: PostgresServer) -> None:
+    server.load(table(8, rows=40), "fp")
+    one = open_postgres(server.url(READER, PASSWORD), "fp")
+    other = open_postgres(server.url(READER), "fp", password=PASSWORD)  # the same table, password apart
+    first = one.fingerprint()
+    assert other.fingerprint() == first and "p@ss" not in one.location
+    server.execute('INSERT INTO "fp" SELECT * FROM "fp" LIMIT 1')
+    assert one.fingerprint() != first  # a row more: schema and row count come from the engine
+    one.close(), other.close()

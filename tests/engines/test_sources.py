@@ -4,6 +4,7 @@ has its memory limit and spill folder and loads no extension from outside."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import duckdb
@@ -149,3 +150,25 @@ def test_a_truncation_larger_than_the_memory_limit_spills_to_disk(tmp_path: Path
     config = EngineConfig(memory_limit="48MB", temp_directory=tmp_path / "spill", threads=1)
     spilled = evaluate(query, open_files(tmp_path / "big.parquet", config=config))  # ... but spills
     assert spilled.values[0] == pytest.approx(query.evaluate(df).values[0], rel=1e-9)
+
+
+def test_the_fingerprint_follows_the_files_not_a_second_read(df: pd.DataFrame, tmp_path: Path) -> None:
+    write_parts(df, tmp_path / "data")
+    first = open_files(tmp_path / "data").fingerprint()
+    assert open_files(tmp_path / "data").fingerprint() == first  # the same files: the same dataset
+    assert open_files(str(tmp_path / "data" / "part-*.parquet")).fingerprint() != first  # another location
+    part = tmp_path / "data" / "part-1.parquet"
+    stat = part.stat()
+    os.utime(part, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # rewritten, same bytes
+    assert open_files(tmp_path / "data").fingerprint() != first
+    second = open_files(tmp_path / "data").fingerprint()
+    df.iloc[:10].to_parquet(tmp_path / "data" / "part-9.parquet", index=False)  # a file more
+    assert open_files(tmp_path / "data").fingerprint() not in (first, second)
+    path = tmp_path / "w.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.register("frame", df)
+        con.execute("CREATE TABLE a AS SELECT * FROM frame")
+        con.execute("CREATE TABLE b AS SELECT * FROM frame")
+    a, b = open_duckdb(path, "a"), open_duckdb(path, "b")
+    assert a.fingerprint() != b.fingerprint()  # another table of the same file
+    a.close(), b.close()
