@@ -123,6 +123,7 @@ def main() -> int:
 
             page, settle, first_load = open_page(browser, app.url)
             rows.append(("first load (Home, loads the example)", first_load))
+            rows.append(("first load, another browser session", open_page(browser, app.url)[2]))
             home = ("Home", "dpdash")
             settle.timed(nav(page, "Data"), "Data")  # the example gets its budget, as a user would set it
             for button in ("Set this budget (it cannot be changed later)", "Confirm: set this budget"):
