@@ -5,8 +5,9 @@ evaluating it is one task of about 1 s on the browser's main thread (measured in
 project's 2-core machine), paid on the first visit of a page with a chart; each widget's chunk is a few
 more requests on the first page that shows one (issue 14). The script below imports the chunks of the
 elements dpdash's pages use when the browser is idle (``requestIdleCallback``), from the same URLs
-Streamlit's own lazy loader uses, so the browser evaluates each once and the later use finds it ready.
-It fetches only the app's own static files; no request leaves the app's host.
+Streamlit's own lazy loader uses, so the browser evaluates each once and the later use finds it ready
+(``window.dpdashPreloaded`` is ``"done"`` once every chunk and its own imports have loaded). It fetches
+only the app's own static files; no request leaves the app's host.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ _SCRIPT = """<script>
   window.dpdashPreloaded = true;
   const main = document.querySelector('script[type="module"][src*="static/js/index."]');
   if (!main) return;
-  const load = () => FILES.forEach((file) => import(new URL(file, main.src).href).catch(() => {}));
+  // window.dpdashPreloaded becomes "done" once every chunk and everything it imports is loaded.
+  const load = () => Promise.allSettled(FILES.map((file) => import(new URL(file, main.src).href)))
+    .then(() => { window.dpdashPreloaded = "done"; });
   if ("requestIdleCallback" in window) requestIdleCallback(load, {timeout: 5000});
   else setTimeout(load, 2000);
 })();

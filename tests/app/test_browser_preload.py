@@ -29,9 +29,10 @@ def test_every_chunk_named_is_in_the_installed_streamlit() -> None:
 def test_the_first_visit_of_every_page_loads_no_script(page: Page, streamlit_server: StreamlitServer) -> None:
     page.goto(streamlit_server.url)
     expect(page.get_by_role("heading", name="dpdash", exact=True)).to_be_visible(timeout=60_000)
+    # The preload's promise settles once every chunk and its imports have loaded (no sleep-and-hope).
+    page.wait_for_function("() => window.dpdashPreloaded === 'done'", timeout=30_000)
     plotly = next(name for name in chunk_files() if name.startswith("PlotlyChart."))
-    page.wait_for_function(f"() => ({SCRIPTS})().some(n => n.endsWith({plotly!r}))", timeout=30_000)
-    page.wait_for_timeout(1000)  # the chunks' own imports
+    assert any(name.endswith(plotly) for name in page.evaluate(SCRIPTS)), "the Plotly chunk was not preloaded"
     before = set(page.evaluate(SCRIPTS))
     nav = page.get_by_test_id("stSidebarNav")
     for nav_page in app_pages()[1:]:
