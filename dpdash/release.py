@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from dpdash import _validation as check
+from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.mechanisms import (
     DiscreteGaussian,
@@ -441,7 +442,7 @@ def _column_bytes(column: pd.Series) -> bytes:
 def release(
     query: Query,
     mechanism: type | str,
-    df: pd.DataFrame,
+    df: pd.DataFrame | Source,
     *,
     epsilon: float,
     delta: float | None = None,
@@ -458,7 +459,8 @@ def release(
             ``Staircase`` for numeric queries; ``ExponentialMechanism``, ``PermuteAndFlip``,
             ``ReportNoisyMax`` for selection queries; ``RandomizedResponse`` for a histogram under
             substitution) or its name in ``MECHANISMS``.
-        df: the table.
+        df: the table: a DataFrame, or a ``dpdash.engines.Source`` (a table where it lives: Parquet, a
+            DuckDB file, PostgreSQL, Spark), whose true answer is computed in its engine.
         epsilon: the ε to spend (split over the pieces of a mean or variance by the query's split,
             and equally over several quantiles).
         delta: the δ to spend, for the Gaussian mechanisms only (split like ε).
@@ -469,7 +471,8 @@ def release(
             (``{"calibration": "classic"}`` for Gaussian, ``{"gamma": 0.2}`` for Staircase); ε, δ and
             the sensitivity are refused there.
         identity: the dataset identity the budget is kept under (``dpdash.accounting.fingerprint`` of
-            the table as loaded, before any type changes); computed from ``df`` when None.
+            the table as loaded, before any type changes; a source's ``fingerprint()``); computed from
+            ``df`` when None.
 
     How the budget is used. A numeric query gets the mechanism with ε (and δ) and the sensitivity in
     the mechanism's norm (ℓ1 for Laplace and geometric, ℓ2 for Gaussian). Mechanisms whose guarantee
@@ -506,8 +509,20 @@ def release(
         delta = 0.0
     check_compatible(query, cls)
 
-    evaluation = query.evaluate(df)
-    fingerprint = dataset_fingerprint(df)
+    if isinstance(df, Source):
+        if cls is RandomizedResponse:
+            raise ParameterError(
+                "randomized response randomizes each row, which needs the rows in memory; a connected "
+                f"table ({df.description}) releases aggregates only: use Laplace, Gaussian or Geometric"
+            )
+        from dpdash.engines.evaluate import evaluate as evaluate_in_source
+
+        evaluation = evaluate_in_source(query, df)
+        fingerprint = df.fingerprint()
+        identity = fingerprint if identity is None else identity
+    else:
+        evaluation = query.evaluate(df)
+        fingerprint = dataset_fingerprint(df)
     if identity is None:
         from dpdash.identity import content_fingerprint
 
@@ -711,15 +726,18 @@ class CalibratedPiece:
 def calibrate(
     query: Query,
     mechanism: type | str,
-    df: pd.DataFrame,
+    df: pd.DataFrame | Source,
     *,
     epsilon: float,
     delta: float = 0.0,
     options: Mapping[str, Any] | None = None,
 ) -> list[CalibratedPiece]:
     """The mechanisms ``release`` would use for a numeric (or composite) query, without drawing noise:
-    what a preview shows. Raises the same readable errors as ``release`` for unsuitable combinations."""
+    what a preview shows. Raises the same readable errors as ``release`` for unsuitable combinations.
+    Only the column types of ``df`` are read (a source's schema), never its values."""
     cls = mechanism_class(mechanism)
+    if isinstance(df, Source):
+        df = df.empty_frame()
     check_compatible(query, cls)
     extra = check_options(cls, options)
     epsilon = check.epsilon(epsilon)
@@ -756,7 +774,7 @@ def calibrate(
 def _release_numeric(
     query: Query,
     cls: type,
-    df: pd.DataFrame,
+    df: pd.DataFrame | Source,
     evaluation: Any,
     epsilon: float,
     delta: float,

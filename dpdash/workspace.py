@@ -4,11 +4,14 @@ A reload or a server restart must not lose the table a budget was set for, nor t
 it. The workspace is a folder (``$DPDASH_WORKSPACE``; else ``<ledger path>.workspace/`` beside the
 ledger, ``default_workspace_path()``) holding, per table, under ``tables/<key>/``:
 
-- ``source.bin``: the uploaded file's original bytes (never for a built-in example: those are rebuilt);
+- ``source.bin``: the uploaded file's original bytes (never for a built-in example: those are rebuilt,
+  nor for a connected table: that is opened again where it lives);
 - ``table.json``: the file name, the owner-given name, the table's identity (the budget's key,
   ``dpdash.accounting.fingerprint`` of the table as loaded), the type changes applied since loading
   (``coercions``, in order, and ``lossy``), the declared public facts (bounds, categories, unit of
-  privacy, notes) and, for an example, its name;
+  privacy, notes) and, for an example, its name; for a connected table, where it lives
+  (``dpdash.engines.SourceSpec``: a path, a database file, a password-free PostgreSQL URL, a Spark master,
+  and a table name; never a password);
 
 and ``active.json``, which table the app opens first. The key of a table is the hex digest of its
 identity, so re-uploading the same content (in any format, any column order) finds the same entry.
@@ -46,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from dpdash.datasets import PublicFacts
+from dpdash.engines.spec import SourceSpec
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.facts import Bounds, Facts
 from dpdash.loading import MAX_UPLOAD_BYTES
@@ -119,11 +123,12 @@ class StoredTable:
         name: the owner-given name.
         filename: the uploaded file's name ("" for an example).
         example: the built-in example's name, or ``None`` for an upload.
+        connection: where a connected table lives (no password), or ``None``.
         coercions: type changes applied since loading, in order, as (column, kind).
         lossy: whether values that did not convert became missing.
         facts: the declared public facts.
         saved_at: when it was last written (UTC, ISO 8601).
-        n_bytes: the size of the stored file (0 for an example).
+        n_bytes: the size of the stored file (0 for an example or a connected table).
     """
 
     identity: str
@@ -135,6 +140,7 @@ class StoredTable:
     facts: PublicFacts = field(default_factory=PublicFacts)
     saved_at: str = ""
     n_bytes: int = 0
+    connection: SourceSpec | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -148,6 +154,7 @@ class StoredTable:
             "facts": facts_to_dict(self.facts),
             "saved_at": self.saved_at,
             "n_bytes": self.n_bytes,
+            "connection": None if self.connection is None else self.connection.to_dict(),
         }
 
     @classmethod
@@ -160,6 +167,7 @@ class StoredTable:
         ):
             raise ParameterError("its coercions must be a list of [column, kind] pairs")
         example = data.get("example")
+        connection = data.get("connection")
         for key, value in (("identity", data.get("identity")), ("name", data.get("name"))):
             if not isinstance(value, str) or not value:
                 raise ParameterError(f"its {key} must be a non-empty string, got {value!r}")
@@ -173,6 +181,7 @@ class StoredTable:
             facts=facts_from_dict(data.get("facts", {})),
             saved_at=str(data.get("saved_at", "")),
             n_bytes=int(data.get("n_bytes", 0)),
+            connection=None if connection is None else SourceSpec.from_dict(connection),
         )
 
 
@@ -278,8 +287,19 @@ class Workspace:
         self._write(self._folder(identity) / "source.bin", bytes(data))
         kept = before if before is not None else StoredTable(identity, name)
         return self._save(
-            replace(kept, filename=filename, example=None, coercions=(), lossy=False, n_bytes=len(data))
+            replace(kept, filename=filename, example=None, connection=None, coercions=(), lossy=False,
+                    n_bytes=len(data))
         )
+
+    def store_connection(self, identity: str, *, connection: SourceSpec, name: str) -> StoredTable:
+        """Record a connected table: where it lives (no password, no data). An entry for the same identity
+        keeps its name and facts."""
+        if not isinstance(connection, SourceSpec):
+            raise ParameterTypeError(f"connection must be a SourceSpec, got {type(connection).__name__}")
+        before = self.table(identity)
+        kept = before if before is not None else StoredTable(identity, name)
+        return self._save(replace(kept, filename="", example=None, connection=connection, coercions=(),
+                                  lossy=False, n_bytes=0))  # fmt: skip
 
     def store_example(self, identity: str, *, example: str, name: str, facts: PublicFacts) -> StoredTable:
         """Record a built-in example (its name and facts; no bytes: it is rebuilt from dpdash)."""

@@ -110,9 +110,18 @@ try:
     else:
         table = active_table()
         facts = table.facts
+        if table.engine is not None:
+            st.info(
+                f"{md(table.name)} is connected where it lives ({md(table.source)}). A query's audit "
+                "builds neighbouring tables and evaluates the query on each of them, which needs the rows in "
+                "memory: upload a file or pick an example to audit a query on its table. Auditing a "
+                "mechanism (the first choice above) works whatever table is active.",
+                icon=":material/info:",
+            )
+            st.stop()
         with left:
             show_guarantee(guarantee(facts.unit), key="audit_guarantee",
-                           lead=f"Table: **{md(table.name)}** · {_n(len(table.data))} rows. ")  # fmt: skip
+                           lead=f"Table: **{md(table.name)}** · {_n(table.rows)} rows. ")  # fmt: skip
             kind = st.selectbox("Query", QUERY_KINDS, key="audit_query")
             if kind != "Count of rows" and not facts.bounds:
                 st.warning(

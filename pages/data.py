@@ -22,6 +22,7 @@ from dpdash.loading import (
     load_table,
 )
 from dpdash.wording import guarantee, protected_unit, relation_choice
+from ui.connect import connect_section
 from ui.facts_editor import read_bounds, read_categories
 from ui.state import (
     DEFAULT_EXAMPLE,
@@ -31,6 +32,7 @@ from ui.state import (
     recorded_unit,
     registered_or_stop,
     stored,
+    update_table,
     use_example,
     use_table,
     widget_suffix,
@@ -99,6 +101,7 @@ if upload is not None and st.session_state.get("data_upload_seen") != seen:
             status.update(label=f"{shown} loaded", state="complete")
             st.session_state["data_upload_warnings"] = list(loaded.warnings)
             st.rerun()
+connect_section()
 for warning in st.session_state.get("data_upload_warnings", []):
     st.warning(md(warning), icon=":material/warning:")
 
@@ -115,7 +118,7 @@ if aligned:
         icon=":material/lock:",
     )
 key = widget_suffix(table)
-st.markdown(f"**Active table:** {md(table.name)} ({md(table.source)}) · {len(table.data):,} rows · "
+st.markdown(f"**Active table:** {md(table.name)} ({md(table.source)}) · {table.rows:,} rows · "
             f"fingerprint `{table.fingerprint[:19]}…`")  # fmt: skip
 kept = stored(table)
 if kept is not None and kept.example is None:
@@ -124,6 +127,10 @@ if kept is not None and kept.example is None:
         f"Kept in the workspace ({md(str(workspace().path))}) with its facts and type choices, so a reload "
         "or a restart opens it again. Forgetting it deletes those files; its budget history stays in the "
         "ledger."
+        if kept.connection is None
+        else f"Where it lives and its facts are kept in the workspace ({md(str(workspace().path))}), never a "
+        "password, so a reload or a restart connects it again (PostgreSQL: with a ~/.pgpass file, or give "
+        "the password again). Forgetting it deletes that record; its budget history stays in the ledger."
     )
     if right.button("Forget this table", key="data_forget", width="stretch"):
         forget(table)
@@ -135,29 +142,35 @@ if (gone := st.session_state.pop("data_forgotten", None)) is not None:
                icon=":material/delete:")  # fmt: skip
 kinds = column_types(table.data)
 st.dataframe(table.data.head(200), height=240, key="data_preview")
-st.caption("First 200 rows (owner only).")
-with st.expander("Column types (as read; change them here)"):
-    edited = st.data_editor(
-        pd.DataFrame({"column": list(kinds), "type": list(kinds.values())}), hide_index=True,
-        disabled=["column"], key=f"data_types_editor_{key}", width="stretch",
-        column_config={"type": st.column_config.SelectboxColumn(options=list(COLUMN_KINDS), required=True)},
-    )  # fmt: skip
-    lossy_ok = st.checkbox("Turn values that do not convert into missing values", key="data_types_lossy")
-    if st.button("Apply the types", key="data_types_apply"):
-        data, changes = table.data, []
-        try:
-            for column, kind in zip(edited["column"], edited["type"], strict=True):
-                if kinds[column] != kind:
-                    data = coerce_column(data, column, kind, drop_invalid=lossy_ok)
-                    changes.append((column, kind))
-        except DPDashError as error:
-            st.error(f"The types were not changed: {md(error)}", icon=":material/error:")
-        else:
-            use_table(
-                table.name, table.source, data, table.facts, identity=table.identity,
-                coercions=(*table.coercions, *changes), lossy=table.lossy or (lossy_ok and bool(changes)),
-            )  # fmt: skip
-            st.rerun()
+if table.engine is not None:  # its column types are the engine's schema: no type changes here
+    schema = ", ".join(f"{name}: {kind}" for name, kind in table.engine.schema().items())
+    st.caption(f"The first 200 rows the engine returns, in no particular order (owner only). Column types "
+               f"from the engine's schema: {md(schema)}.")  # fmt: skip
+else:
+    st.caption("First 200 rows (owner only).")
+    with st.expander("Column types (as read; change them here)"):
+        edited = st.data_editor(
+            pd.DataFrame({"column": list(kinds), "type": list(kinds.values())}), hide_index=True,
+            disabled=["column"], key=f"data_types_editor_{key}", width="stretch",
+            column_config={"type": st.column_config.SelectboxColumn(options=list(COLUMN_KINDS),
+                                                                    required=True)},
+        )  # fmt: skip
+        lossy_ok = st.checkbox("Turn values that do not convert into missing values", key="data_types_lossy")
+        if st.button("Apply the types", key="data_types_apply"):
+            data, changes = table.data, []
+            try:
+                for column, kind in zip(edited["column"], edited["type"], strict=True):
+                    if kinds[column] != kind:
+                        data = coerce_column(data, column, kind, drop_invalid=lossy_ok)
+                        changes.append((column, kind))
+            except DPDashError as error:
+                st.error(f"The types were not changed: {md(error)}", icon=":material/error:")
+            else:
+                use_table(
+                    table.name, table.source, data, table.facts, identity=table.identity,
+                    coercions=(*table.coercions, *changes), lossy=table.lossy or (lossy_ok and bool(changes)),
+                )  # fmt: skip
+                st.rerun()
 
 # ---- public facts -------------------------------------------------------------------------------------
 st.subheader("2. Declare the public facts")
@@ -241,10 +254,7 @@ with st.form(f"data_facts_{key}"):
             st.error("The facts were not saved (your entries are kept; fix these and save again):\n"
                      + _bullets(problems), icon=":material/error:")  # fmt: skip
         else:
-            use_table(
-                owner_name.strip(), table.source, table.data, new_facts, identity=table.identity,
-                coercions=table.coercions, lossy=table.lossy,
-            )  # fmt: skip
+            update_table(table, name=owner_name.strip(), facts=new_facts)
             st.session_state["data_facts_saved"] = True
             st.rerun()
 if st.session_state.pop("data_facts_saved", False):
@@ -254,7 +264,7 @@ show_guarantee(guarantee(table.facts.unit), lead="**Who is protected:** ", key="
 # ---- budget -------------------------------------------------------------------------------------------
 st.subheader("3. Set the privacy budget")
 record = registered_or_stop(table)
-shape = {"columns": [str(c) for c in table.data.columns], "rows": len(table.data)}
+shape = {"columns": [str(c) for c in table.data.columns], "rows": table.rows}
 if record is not None:
     delta = f", δ = {record.budget.delta:g}" if record.budget.delta else ""
     version = "" if record.fingerprint == table.identity else f" (a version of **{md(record.name)}**)"

@@ -75,7 +75,7 @@ def combined_answers(
             continue
         try:
             gaussian = mechanism in ("gaussian", "discrete_gaussian")
-            pieces = calibrate(query, mechanism, table.data, epsilon=total,
+            pieces = calibrate(query, mechanism, table.queryable, epsilon=total,
                                delta=delta * len(parts) if gaussian else 0.0)  # fmt: skip
             evaluation = evaluate(table, query)
             accuracy = preview_accuracy(query, pieces, evaluation.values, true_pieces=evaluation.pieces,

@@ -55,7 +55,7 @@ LOW_REMAINING = 0.05
 st.title("Query & release")
 table = active_table()
 st.caption(
-    f"Table: **{md(table.name)}** · {len(table.data):,} rows · protects "
+    f"Table: **{md(table.name)}** · {table.rows:,} rows · protects "
     f"{md(protected_unit(table.facts.unit))}"
 )
 
@@ -91,7 +91,7 @@ try:
         spending = selectors
         pieces = []
     else:
-        pieces = calibrate(query, mechanism, table.data, epsilon=epsilon, delta=delta)
+        pieces = calibrate(query, mechanism, table.queryable, epsilon=epsilon, delta=delta)
         spending = [piece.mechanism for piece in pieces]
 except DPDashError as error:
     st.error(md(error), icon=":material/error:")
@@ -198,7 +198,7 @@ else:
                 result = release(
                     query,
                     mechanism,
-                    table.data,
+                    table.queryable,
                     epsilon=epsilon,
                     delta=delta or None,
                     confidence=confidence,
@@ -211,7 +211,7 @@ else:
             else:
                 st.session_state[_LAST] = result
                 st.session_state[_LAST_REQUEST] = request
-                st.session_state[_LAST_SOURCE] = (table.name, table.coercions, table.lossy)
+                st.session_state[_LAST_SOURCE] = (table.name, table.coercions, table.lossy, table.connection)
                 st.rerun()
 
 last: Release | None = st.session_state.get(_LAST)
@@ -240,10 +240,10 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
             hide_index=True,
             key="release_result",
         )
-        name, coercions, lossy = st.session_state.get(
-            _LAST_SOURCE, (table.name, table.coercions, table.lossy)
+        name, coercions, lossy, connection = st.session_state.get(
+            _LAST_SOURCE, (table.name, table.coercions, table.lossy, table.connection)
         )
-        downloads = st.columns(3)
+        downloads = st.columns(2 if connection else 3)
         downloads[0].download_button(
             "CSV of the released values",
             release_csv(last),
@@ -258,15 +258,22 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
             "application/json",
             key="release_download_json",
         )
-        downloads[2].download_button(
-            "Python script (dpdash)",
-            release_script(last, coercions=coercions, lossy=lossy, table_name=name),
-            "reproduce_release.py",
-            "text/x-python",
-            key="release_download_script",
-        )
-        st.caption(
-            "The script releases again, with new noise, only by spending from this ledger: run "
-            "`python reproduce_release.py <the table's file>` (`--ledger PATH` for another ledger file); "
-            "`--preview` simulates and spends nothing."
-        )
+        if connection is None:
+            downloads[2].download_button(
+                "Python script (dpdash)",
+                release_script(last, coercions=coercions, lossy=lossy, table_name=name),
+                "reproduce_release.py",
+                "text/x-python",
+                key="release_download_script",
+            )
+            st.caption(
+                "The script releases again, with new noise, only by spending from this ledger: run "
+                "`python reproduce_release.py <the table's file>` (`--ledger PATH` for another ledger file); "
+                "`--preview` simulates and spends nothing."
+            )
+        else:
+            st.caption(
+                "The reproduction script reads a file; this table is connected where it lives. From Python, "
+                "`dpdash.engines.SourceSpec(...).open()` gives the same source (the same fingerprint), and "
+                "`release(...)` then `Ledger().spend_release(...)` repeat the release (README, Large tables)."
+            )

@@ -25,7 +25,7 @@ def render_sidebar() -> None:
         table, _ = aligned_table()
     except DPDashError:
         table = active_table()  # the ledger's problem is shown below
-    st.markdown(f"**Data:** {md(table.name)}  \n{len(table.data):,} rows × {table.data.shape[1]} columns")
+    st.markdown(f"**Data:** {md(table.name)}  \n{table.rows:,} rows × {table.data.shape[1]} columns")
     unit = table.facts.unit
     try:
         status = budget_status(table)

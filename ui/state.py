@@ -9,9 +9,11 @@ declared facts are kept in the workspace beside the ledger (``dpdash.workspace``
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import pandas as pd
@@ -20,6 +22,8 @@ import streamlit as st
 from dpdash.accounting import BudgetStatus, Dataset, Ledger, Session, fingerprint
 from dpdash.accounting.versions import RecordedUnit
 from dpdash.datasets import EXAMPLES, PublicFacts, load_example
+from dpdash.engines import Source, SourceSpec
+from dpdash.engines import evaluate as evaluate_in_engine
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
 from dpdash.loading import coerce_column, load_table
@@ -48,6 +52,11 @@ class ActiveTable:
     (``dataset_fingerprint``, what a release record states); ``coercions`` are the type changes applied
     since loading, in order, as (column, kind), with ``lossy`` whether values that did not convert became
     missing.
+
+    A connected table (Parquet files, a DuckDB file, PostgreSQL, Spark) stays where it lives: ``engine`` is
+    its open ``dpdash.engines.Source``, ``connection`` where it lives (no password), ``data`` only the
+    owner's sample of its first rows, and ``row_count`` the engine's count; both fingerprints are the
+    source's ``fingerprint()``.
     """
 
     name: str
@@ -58,6 +67,19 @@ class ActiveTable:
     identity: str
     coercions: tuple[tuple[str, str], ...] = ()
     lossy: bool = False
+    engine: Source | None = None
+    connection: SourceSpec | None = None
+    row_count: int | None = None
+
+    @property
+    def rows(self) -> int:
+        """The table's number of rows (the engine's count for a connected table)."""
+        return len(self.data) if self.row_count is None else self.row_count
+
+    @property
+    def queryable(self) -> pd.DataFrame | Source:
+        """What queries and releases run on: the DataFrame, or the connected source."""
+        return self.data if self.engine is None else self.engine
 
 
 @st.cache_data(show_spinner="Loading the example…", max_entries=4)
@@ -129,16 +151,74 @@ def active_table() -> ActiveTable:
     return use_example(DEFAULT_EXAMPLE, persist=False)
 
 
+#: Rows of a connected table shown to its owner (NOT PRIVATE), and what column kinds are guessed from.
+SAMPLE_ROWS = 200
+
+
+def use_connection(spec: SourceSpec, source: Source) -> ActiveTable:
+    """Make a connected table the active one (and the workspace's: where it lives, never a password). The
+    same source connected again keeps its name and declared facts."""
+    identity = source.fingerprint()
+    rows = source.row_count()
+    sample = source.head(SAMPLE_ROWS)
+    before = _try(lambda: workspace().table(identity))
+    fallback = spec.table.strip() or Path(spec.path.strip()).name or spec.path
+    name = before.name if before is not None else fallback
+    facts = before.facts if before is not None else PublicFacts(unit=Facts())
+    previous = st.session_state.get(_DATASET)
+    if previous is not None and previous.engine is not None and previous.engine is not source:
+        previous.engine.close()  # one open connection per session
+    table = ActiveTable(name, spec.describe(), sample, facts, identity, identity, engine=source,
+                        connection=spec, row_count=rows)  # fmt: skip
+    st.session_state[_DATASET] = table
+    _try(lambda: (workspace().store_connection(identity, connection=spec, name=name),
+                  workspace().set_active(identity)))  # fmt: skip
+    return table
+
+
+def update_table(
+    table: ActiveTable, *, name: str | None = None, facts: PublicFacts | None = None
+) -> ActiveTable:
+    """The active table with a new owner-given name or declared facts, kept in the session and the
+    workspace (the data, its identity and its connection are unchanged)."""
+    changed = dataclasses.replace(table, name=table.name if name is None else name,
+                                  facts=table.facts if facts is None else facts)  # fmt: skip
+    st.session_state[_DATASET] = changed
+    ws = workspace()
+    if _try(lambda: ws.table(table.identity)) is not None:
+        _try(lambda: (ws.update(table.identity, name=changed.name, facts=changed.facts),
+                      ws.set_active(table.identity)))  # fmt: skip
+    return changed
+
+
 def restore(stored: StoredTable) -> ActiveTable:
     """Open a table kept in the workspace: an example is rebuilt, an upload re-read from its bytes with its
-    type changes applied again; the same identity, and the facts declared for it.
+    type changes applied again, a connected table opened where it lives; the same identity, and the facts
+    declared for it.
 
     Raises:
-        DPDashError: the stored file cannot be read, or no longer gives the same table.
+        DPDashError: the stored file cannot be read, the source cannot be opened (a PostgreSQL password is
+            never kept: connect again), or it no longer gives the same table.
     """
     if stored.example is not None:
         table = use_example(stored.example)
         return table
+    if stored.connection is not None:
+        try:
+            source = stored.connection.open()
+        except DPDashError as error:
+            raise DPDashError(
+                f"{stored.name!r} could not be opened again ({error}): connect it again on the Data page "
+                "(a PostgreSQL password is never kept; give it again, or keep it in a ~/.pgpass file)"
+            ) from None
+        if source.fingerprint() != stored.identity:
+            source.close()
+            raise DPDashError(
+                f"{stored.name!r} ({stored.connection.describe()}) has changed since it was connected (its "
+                "files, columns or row count): connect it again on the Data page; a changed table is checked "
+                "against the budgets in the ledger there"
+            )
+        return use_connection(stored.connection, source)
     loaded = load_table(workspace().source_bytes(stored.identity), stored.filename)
     if fingerprint(loaded.data) != stored.identity:
         raise DPDashError(
@@ -246,11 +326,7 @@ def aligned_table() -> tuple[ActiveTable, bool]:
     locked = recorded_unit(table)
     if locked is None or locked.unit == table.facts.unit:
         return table, False
-    table = use_table(
-        table.name, table.source, table.data, with_unit(table.facts, locked.unit), identity=table.identity,
-        coercions=table.coercions, lossy=table.lossy,
-    )  # fmt: skip
-    return table, True
+    return update_table(table, facts=with_unit(table.facts, locked.unit)), True
 
 
 def widget_suffix(table: ActiveTable) -> str:
@@ -274,5 +350,5 @@ def evaluate(table: ActiveTable, query: Query) -> Evaluation:
     if key not in cache:
         if len(cache) >= _EVALUATIONS_KEPT:
             cache.pop(next(iter(cache)))
-        cache[key] = query.evaluate(table.data)
+        cache[key] = evaluate_in_engine(query, table.queryable)
     return cache[key]

@@ -11,6 +11,8 @@ the engine. Per-person truncation follows the same order-free rule as pandas
   ``open_postgres("postgresql://user@host/db", "visits")``: a PostgreSQL table (read only; the password is
   never kept); ``open_spark("visits", session=spark)``: a Spark table or view (or
   ``open_spark("visits", master="spark://host:7077")``). ``Source.schema()``, ``row_count()``, ``head()``.
+- ``SourceSpec(kind=..., ...)``: where a connected table lives, password-free (what the app's Connect
+  section and the workspace keep); ``spec.open(password=...)`` opens it.
 - ``evaluate(query, source)``: the ``Evaluation`` (true answer, pieces, utilities, NOT PRIVATE
   report); ``evaluate(query, df)`` is pandas' ``query.evaluate(df)``.
 
@@ -29,12 +31,14 @@ from dpdash.engines.evaluate import COMPILED, evaluate
 from dpdash.engines.postgres import open_postgres
 from dpdash.engines.sources import Source, open_duckdb, open_files, open_frame
 from dpdash.engines.spark import open_spark, spark_session
+from dpdash.engines.spec import SourceSpec
 
 __all__ = [
     "COMPILED",
     "DEFAULT_MEMORY_LIMIT",
     "EngineConfig",
     "Source",
+    "SourceSpec",
     "evaluate",
     "open_duckdb",
     "open_files",

@@ -45,18 +45,24 @@ class Source:
         return {name: str(dtype) for name, dtype in self.table.schema().items()}
 
     def fingerprint(self) -> str:
-        """The dataset's identity without reading the table twice: SHA-256 of the location (no password),
-        the engine's schema (names and types, in order), the engine's row count and, for local files (Parquet,
-        CSV, a DuckDB file), each file's absolute path, size in bytes and modification time in ns. A
-        rewritten file, another table or a new column is another dataset. A PostgreSQL or Spark table is
-        identified by location, schema and row count only: an update that keeps all three is not seen."""
+        """The dataset's identity without reading the table twice: ``"sha256:<hex>"`` of the location (no
+        password), the engine's schema (names and types, in order), the engine's row count and, for local
+        files (Parquet, CSV, a DuckDB file), each file's absolute path, size in bytes and modification time
+        in ns. A rewritten file, another table or a new column is another dataset. A PostgreSQL or Spark
+        table is identified by location, schema and row count only: an update that keeps all three is not
+        seen."""
         digest = hashlib.sha256()
         parts: list[object] = [self.location, list(self.schema().items()), self.row_count()]
         for name in self.files:
             stat = Path(name).stat()
             parts.append([str(Path(name).resolve()), stat.st_size, stat.st_mtime_ns])
         digest.update(json.dumps(parts, ensure_ascii=False).encode())
-        return digest.hexdigest()
+        return "sha256:" + digest.hexdigest()
+
+    def empty_frame(self) -> pd.DataFrame:
+        """No rows, the columns with the pandas types of the engine's schema: what decisions made from
+        column types alone (an integer column allows integer noise) read, without reading the data."""
+        return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in self.table.schema().to_pandas()})
 
     def row_count(self) -> int:
         """The number of rows, counted by the engine."""

@@ -1,0 +1,214 @@
+"""AppTest of the Data page's Connect section (issue 15): a table connected where it lives (a Parquet folder
+the test writes, a DuckDB file, a PostgreSQL table with a password, a Spark view) becomes the active table
+without being loaded; its facts, budget and releases work as an upload's, with the true answers computed in
+its engine; a new session connects it again from the workspace; a changed source is not taken for the
+same dataset; a password is kept nowhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpdash.accounting import Ledger
+from dpdash.engines import SourceSpec, open_files
+from dpdash.queries import Sum
+from dpdash.workspace import Workspace
+from tests.app.test_data_page_upload import save_facts, set_budget, sidebar_text, widget
+
+if TYPE_CHECKING:
+    from tests.servers import PostgresServer
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+FILES = "Parquet or CSV files (a file, a folder or a glob)"
+HOSTILE = 'visits`](javascript:alert(1)) <b>x</b> $1$ *'
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "ledger.sqlite"))
+    monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
+    return tmp_path
+
+
+def people(seed: int = 1, rows: int = 1200) -> pd.DataFrame:
+    """About 3 rows per person; ages 0-99 (some beyond the declared bounds); two regions."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "person_id": rng.integers(0, rows // 3, rows),
+        "age": rng.integers(-5, 110, rows),
+        "region": rng.choice(["north", "south"], rows),
+    })  # fmt: skip
+
+
+def write_folder(folder: Path, df: pd.DataFrame) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    half = len(df) // 2
+    df.iloc[:half].to_parquet(folder / "part-1.parquet")
+    df.iloc[half:].to_parquet(folder / "part-2.parquet")
+    return folder
+
+
+def new_session() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    return at
+
+
+def connect(at: AppTest, kind: str, **fields: str) -> None:
+    """Fill the Connect form as a person would (``fields``: widget key suffix → text) and submit it."""
+    at.selectbox(key="data_connect_kind").set_value(kind).run()
+    for key, value in fields.items():
+        at.text_input(key=f"data_connect_{key}").input(value)
+    widget(at.button, "Connect").click().run()
+    assert not at.exception
+
+
+def plain(text: str) -> str:
+    """Markdown as read on screen: without md()'s backslash escapes and word joiners."""
+    return text.replace("\\", "").replace("\u2060", "")
+
+
+def active(at: AppTest):  # type: ignore[no-untyped-def]
+    return at.session_state["dpdash_dataset"]
+
+
+def release_sum(at: AppTest) -> None:
+    """Release the clamped sum of age (Laplace, the page's ε) on the Query & release page."""
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key="release_kind").set_value("Sum").run()
+    at.button(key="release_button").click().run()
+    at.button(key="release_confirm").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+
+
+def test_a_parquet_folder_is_connected_released_from_and_reconnected(env: Path) -> None:
+    df = people()
+    folder = write_folder(env / "visits", df)
+    at = new_session()
+    connect(at, FILES, path=str(folder))
+    assert not at.error, [e.value for e in at.error]
+    table = active(at)
+    assert table.engine is not None and table.rows == len(df) and len(table.data) == 200
+    assert table.identity == open_files(folder).fingerprint() == table.fingerprint
+    text = plain(" ".join(m.value for m in at.markdown))
+    assert "1,200 rows" in text and "visits" in text
+    assert not any((e.key or "").startswith("data_types_editor_") for e in at.dataframe)  # types: the schema
+    assert "person_id: int64" in plain(" ".join(c.value for c in at.caption))
+    assert "1,200 rows" in sidebar_text(at)
+
+    save_facts(at, bounds={"age": {"lower": 0, "upper": 100}}, id_column="person_id", c=3)
+    assert active(at).facts.unit.rows_per_person == 3 and active(at).engine is not None
+    set_budget(at)
+    release_sum(at)
+    ledger = Ledger()
+    record = ledger.find_dataset(table.identity)
+    assert record is not None and ledger.status(record).entries == 1
+    (published,) = ledger.published(record).values()
+    expected = Sum(column="age", bounds=(0, 100), facts=active(at).facts.unit).evaluate(df).values
+    assert published["dataset_identity"] == table.identity
+    last = at.session_state["release_last"]
+    assert last.true_values == tuple(float(v) for v in expected)  # computed in DuckDB, pandas' answer
+    text = plain(" ".join(c.value for c in at.caption))
+    assert "connected where it lives" in text
+    assert not any(b.label == "Python script (dpdash)" for b in at.button)  # the script reads a file
+
+    # The workspace keeps where it lives (no bytes); a new session connects it again, facts and budget kept.
+    kept = Workspace().table(table.identity)
+    assert kept is not None and kept.connection == SourceSpec(kind="files", path=str(folder))
+    assert kept.n_bytes == 0
+    assert not (Workspace().path / "tables" / table.identity.split(":")[1] / "source.bin").exists()
+    again = new_session()
+    restored = active(again)
+    assert restored.engine is not None and restored.identity == table.identity
+    assert restored.facts.unit.rows_per_person == 3 and "1 release" in sidebar_text(again)
+
+    # A rewritten file is not the same dataset: the next session says so and opens the example instead.
+    write_folder(folder, people(seed=2))
+    changed = new_session()
+    warnings = plain(" ".join(w.value for w in changed.warning))
+    assert "has changed since it was connected" in warnings
+    assert active(changed).engine is None
+
+
+def test_a_bad_connection_says_what_is_wrong_and_keeps_the_table(env: Path) -> None:
+    at = new_session()
+    before = active(at).identity
+    connect(at, FILES, path=str(env / "nowhere" / "*.parquet"))
+    (error,) = at.error
+    assert "Not connected: no Parquet or CSV file at" in plain(error.value)
+    assert active(at).identity == before
+    connect(at, "DuckDB database file", duckdb_path=str(env / "missing.duckdb"), duckdb_table="t")
+    assert "no DuckDB database file at" in plain(at.error[0].value)
+    connect(at, "PostgreSQL table", url="mysql://u@h/db", pg_table="t")
+    assert "starts with postgresql://" in plain(at.error[0].value)
+    assert active(at).identity == before and not at.exception
+
+
+def test_a_duckdb_file_with_a_hostile_table_name(env: Path) -> None:
+    df = people(3, rows=300)
+    path = env / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.register("frame", df)
+        con.execute(f'CREATE TABLE "{HOSTILE.replace(chr(34), chr(34) * 2)}" AS SELECT * FROM frame')
+    at = new_session()
+    connect(at, "DuckDB database file", duckdb_path=str(path), duckdb_table=HOSTILE)
+    assert not at.error, [e.value for e in at.error]
+    table = active(at)
+    assert table.rows == 300 and table.name == HOSTILE
+    shown = " ".join(m.value for m in at.markdown)
+    assert "<b>" not in shown and "](javascript" not in shown  # escaped: Markdown shows it as text
+
+
+def test_a_postgres_password_is_used_to_connect_and_kept_nowhere(env: Path, postgres: PostgresServer) -> None:
+    from psycopg import sql
+
+    secret = "s3cr3t-Connect-only"
+    postgres.execute(sql.SQL("DROP ROLE IF EXISTS app_reader"))
+    postgres.execute(sql.SQL("CREATE ROLE app_reader LOGIN PASSWORD {}").format(sql.Literal(secret)))
+    df = people(4, rows=600)
+    postgres.load(df, "clinic visits")
+    postgres.execute(sql.SQL('GRANT SELECT ON "clinic visits" TO app_reader'))
+    at = new_session()
+    connect(at, "PostgreSQL table", url=postgres.url("app_reader"), password=secret, pg_table="clinic visits")
+    assert not at.error, [e.value for e in at.error]
+    table = active(at)
+    assert table.rows == 600 and at.text_input(key="data_connect_password").value == ""  # not kept
+    save_facts(at, bounds={"age": {"lower": 0, "upper": 100}})
+    set_budget(at)
+    release_sum(at)
+    expected = Sum(column="age", bounds=(0, 100)).evaluate(df).values
+    assert at.session_state["release_last"].true_values == tuple(float(v) for v in expected)
+    # Nowhere on disk: not the workspace, not the ledger (its records and the release's published values).
+    for path in [env / "ledger.sqlite", *(env / "workspace").rglob("*")]:
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert json.dumps(Workspace().table(table.identity).to_dict()).count("app_reader@127.0.0.1") == 1
+    # A new session has no password: it says to connect again, and the example is active meanwhile.
+    again = new_session()
+    warnings = plain(" ".join(w.value for w in again.warning))
+    assert "could not be opened again" in warnings and "connect it again" in warnings
+    assert secret not in warnings and active(again).engine is None
+
+
+def test_a_spark_view_is_connected(env: Path, spark) -> None:  # type: ignore[no-untyped-def]
+    df = people(5, rows=300)
+    spark.createDataFrame(df).createOrReplaceTempView("app_visits")
+    at = new_session()
+    connect(at, "Spark table", master=spark.sparkContext.master, spark_table="app_visits")
+    assert not at.error, [e.value for e in at.error]
+    table = active(at)
+    assert table.rows == 300 and table.engine is not None
+    save_facts(at, bounds={"age": {"lower": 0, "upper": 100}})
+    set_budget(at)
+    release_sum(at)
+    expected = Sum(column="age", bounds=(0, 100)).evaluate(df).values
+    assert at.session_state["release_last"].true_values == tuple(float(v) for v in expected)
