@@ -45,7 +45,8 @@ try:
             "releases": status.entries,
             "last release (UTC)": entries[-1].created_at[:19].replace("T", " ") if entries else "",
             "versions": len(fingerprints) - 1,
-            "table kept": "example" if example else ("workspace" if kept else "no"),
+            "table kept": "example" if example else "no" if kept is None else
+                          "connection" if kept.connection is not None else "workspace",
         })  # fmt: skip
         if kept is not None or example is not None:
             choices[f"{record.name} · {record.fingerprint.split(':')[-1][:12]}"] = (kept, example)
@@ -62,9 +63,9 @@ st.dataframe(pd.DataFrame(rows), hide_index=True, key="datasets_table", width="s
 st.caption(
     "**protects**: who each budget protects, as locked with it (the Data page states the full guarantee). "
     "**spent ε**: the total of its releases as counted by that dataset's own accountant, at its budget's δ. "
-    "**table kept**: whether the table can be opened from here (an upload kept in the workspace, or a "
-    "built-in example); another one has to be uploaded again on the Data page, where its content finds its "
-    "budget."
+    "**table kept**: whether the table can be opened from here (an upload kept in the workspace, a "
+    "connection to where it lives, or a built-in example); another one has to be uploaded or connected "
+    "again on the Data page, where its content finds its budget."
 )
 if choices:
     left, right = st.columns([3, 1])

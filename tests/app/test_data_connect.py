@@ -130,6 +130,9 @@ def test_a_parquet_folder_is_connected_released_from_and_reconnected(env: Path) 
     restored = active(again)
     assert restored.engine is not None and restored.identity == table.identity
     assert restored.facts.unit.rows_per_person == 3 and "1 release" in sidebar_text(again)
+    again.switch_page("pages/datasets.py").run()
+    (row,) = next(d for d in again.dataframe if "remaining ε" in d.value.columns).value.to_dict("records")
+    assert (row["rows"], row["releases"], row["table kept"]) == (1200, 1, "connection")
 
     # A rewritten file is not the same dataset: the next session says so and opens the example instead.
     write_folder(folder, people(seed=2))
