@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpdash import _validation as check
+from dpdash.accounting import running
 from dpdash.accounting.accountant import REL_SLACK, Accountant, as_events
 from dpdash.accounting.events import PrivacyEvent, _partition, event_for
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
@@ -163,7 +164,7 @@ class Plan:
         releases: the rows, in the order given.
         budget: the budget planned against.
         accountant: the accountant's name.
-        spent: total ε of the releases already made (at the budget's δ).
+        spent: total ε of the releases already made (at the budget's δ), as ``Ledger.spent`` gives it.
         total: total ε after the planned releases, if they fit; else with the locked rows only.
         factor: the common factor t of the unlocked rows (``None`` if there are none or nothing fits).
         fits: whether the plan fits the budget.
@@ -214,6 +215,11 @@ def plan(
     Locked rows keep their ε (or the ε of their accuracy); unlocked rows get ε_i = t·w_i with the largest
     common factor t that fits, to a relative 1e-4 (rounded down). A plan that cannot fit comes back with
     ``fits=False`` and ``over_by`` saying by how much ε the locked rows overshoot.
+
+    Totals come from ``running``, the kept composition of the spent releases that the ledger's budget check
+    uses: each step of the search composes only the planned releases onto it (for PLD one convolution,
+    not the whole history again), and agrees with the accountant composing everything at once (to the
+    bit, or for PLD to 1e-9 relative, the FFTs' rounding; ``running``'s docstring).
     """
     keeper = get_accountant(accountant) if isinstance(accountant, str) else accountant
     queries = list(queries)
@@ -222,15 +228,15 @@ def plan(
             raise ParameterError(f"queries must be PlannedQuery values, got {type(q).__name__}")
     spent_events = keeper.check(as_events(spent))
     delta = budget.delta
-    spent_total = keeper.epsilon(spent_events, delta)
+    spent_total = running.epsilon(keeper, spent_events, (), delta)
     locked = {i: q.locked_mechanism() for i, q in enumerate(queries) if q.locked}
-    base = spent_events + [queries[i].event(m) for i, m in locked.items()]
-    keeper.check(base)
+    locked_events = keeper.check([queries[i].event(m) for i, m in locked.items()])
+    base = spent_events + locked_events
     unlocked = [i for i, q in enumerate(queries) if not q.locked]
     # Refuse unsupported families before searching (a sample event at ε = 1 is enough to know).
     samples = [queries[i].event(queries[i].build(1.0)) for i in unlocked]
     keeper.check(samples)
-    locked_total = keeper.epsilon(base, delta)
+    locked_total = running.epsilon(keeper, spent_events, locked_events, delta)
 
     def rows(mechanisms: dict[int, NoiseMechanism | None]) -> tuple[PlannedRelease, ...]:
         return tuple(_release(q, mechanisms.get(i), q.locked) for i, q in enumerate(queries))
@@ -254,8 +260,8 @@ def plan(
         def attempt(t: float) -> tuple[float, dict[int, NoiseMechanism]]:
             try:
                 mechanisms = {i: queries[i].build(t * queries[i].weight) for i in unlocked}
-                events = base + [queries[i].event(m) for i, m in mechanisms.items()]
-                return judge.epsilon(events, delta), mechanisms
+                events = [queries[i].event(m) for i, m in mechanisms.items()]
+                return running.epsilon(judge, base, events, delta, keep=False), mechanisms
             except DPDashError:
                 return math.inf, {}
 
@@ -276,7 +282,8 @@ def plan(
     if best is None:
         return Plan(rows(dict(locked)), budget, keeper.name, spent_total, locked_total, None, False, math.inf)
     factor, mechanisms = best
-    total = keeper.epsilon(base + [queries[i].event(m) for i, m in mechanisms.items()], delta)
+    events = [queries[i].event(m) for i, m in mechanisms.items()]
+    total = running.epsilon(keeper, base, events, delta, keep=False)
     chosen: dict[int, NoiseMechanism | None] = {**locked, **mechanisms}
     return Plan(rows(chosen), budget, keeper.name, spent_total, total, factor, True, 0.0)
 

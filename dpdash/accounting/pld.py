@@ -66,11 +66,7 @@ def single_pld(setting: PrivacyEvent, interval: float = DEFAULT_INTERVAL) -> Any
     if isinstance(setting, (LaplaceEvent, GaussianEvent)):
         # dp_accounting's own construction (connect the dots, pessimistic), with the inverse privacy loss
         # computed for all grid losses at once (``_vectorised``): the same arithmetic, so the same bits.
-        loss = _vectorised(setting)
-        pmf = pld._create_pld_pmf_from_monotone_privacy_loss(  # pylint: disable=protected-access
-            loss, pessimistic_estimate=True, value_discretization_interval=interval, use_connect_dots=True
-        )
-        return pld.PrivacyLossDistribution(pmf)
+        return pld.PrivacyLossDistribution(_connect_dots(_vectorised(setting), interval))
     if isinstance(setting, GeometricEvent):
         return pld.from_discrete_laplace_mechanism(
             setting.noise_parameter, sensitivity=setting.sensitivity, value_discretization_interval=interval
@@ -97,6 +93,36 @@ def _vectorised(setting: LaplaceEvent | GaussianEvent) -> Any:
     if isinstance(setting, GaussianEvent):
         return gaussian(setting.noise_multiplier)
     return laplace(1.0 / setting.epsilon)
+
+
+def _connect_dots(loss: Any, interval: float) -> Any:
+    """The pmf of dp_accounting's ``_create_pld_pmf_from_monotone_privacy_loss(loss, use_connect_dots=True)``
+    for a continuous mechanism (pessimistic connect-the-dots on a fixed grid; Doroshenko et al. 2022,
+    Algorithm 1), made dense directly rather than through the dict of grid index → mass it builds there
+    (a Python object per grid point): the same operations on the same arrays, so the same bits (tested).
+
+    On the grid ε_i = (lower + i)·d from the bounds' ε_lower to ε_upper, with δ_i = δ(ε_i) made
+    non-increasing: p_0 = 1 − δ_0 + (δ_1 − δ_0)/(e^d − 1), p_i = ((δ_{i+1} − δ_i) − e^d·(δ_i − δ_{i−1}))
+    /(e^d − 1), p_n = (δ_n − δ_{n−1})/(e^(−d) − 1), each clipped at 0, and mass δ_n at +∞
+    (``pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap``).
+    """
+    from dp_accounting.pld import pld_pmf
+
+    bounds = loss.connect_dots_bounds()
+    lower = math.floor(bounds.epsilon_lower / interval)
+    upper = math.ceil(bounds.epsilon_upper / interval)
+    deltas = np.asarray(loss.get_delta_for_epsilon(np.arange(lower, upper + 1) * interval), dtype=np.float64)
+    tolerance = pld_pmf._DELTA_DIFF_TOLERANCE  # pylint: disable=protected-access
+    if upper == lower or np.any((deltas < 0) | (deltas > 1)) or np.any(np.diff(deltas) > tolerance):
+        # a single grid point, or δs that are not a profile: dp_accounting's own (and its error)
+        return pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(interval, lower, upper, deltas)
+    deltas = np.minimum.accumulate(deltas)
+    diffs = np.diff(deltas)
+    probs = np.zeros_like(deltas)
+    probs[0] = 1 - deltas[0] + diffs[0] / math.expm1(interval)
+    probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(interval)) / math.expm1(interval)
+    probs[-1] = diffs[-1] / math.expm1(-interval)
+    return pld_pmf.DensePLDPmf(interval, lower, np.maximum(0.0, probs), deltas[-1], True)
 
 
 @functools.cache

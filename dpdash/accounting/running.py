@@ -741,6 +741,7 @@ class _State:
         self.fit_answers: dict[tuple[Accountant, float, float], bool] = {}
         self.pld: dict[Accountant, _PLDSplit] = {}  # PLD's state, per PLD accountant asked
         self.origin: _State | None = None
+        self.kept = True  # False: asked once and dropped (its PLD recent part is never folded)
 
     def copy(self) -> _State:
         out = _State()
@@ -885,7 +886,8 @@ class _State:
         split = self.pld.get(accountant)
         if split is None:
             split = self.pld[accountant] = self._pld_from_origin(accountant)
-        split._fold()
+        if self.kept:
+            split._fold()
         return split
 
     def _pld_from_origin(self, accountant: PLDAccountant) -> _PLDSplit:
@@ -1048,17 +1050,26 @@ def _prefix_of(state: _State, history: Sequence[PrivacyEvent]) -> bool:
     return True
 
 
-def _state_of(history: Sequence[PrivacyEvent], new: Sequence[PrivacyEvent] = ()) -> _State:
+def _state_of(
+    history: Sequence[PrivacyEvent], new: Sequence[PrivacyEvent] = (), keep: bool = True
+) -> _State:
     """A state of exactly ``[*history, *new]``: a kept one, or the longest kept prefix extended by the
     events it lacks. The states of ``history`` and of ``history + new`` are both kept: the next release
     starts from the first, and the same question asked again (a spend re-checked under the write lock, the
-    total of a refused spend) finds the second with its totals."""
+    total of a refused spend) finds the second with its totals. With ``keep=False`` only the state of
+    ``history`` is kept; ``history + new`` is a copy of it, asked once and dropped."""
+    if not keep and new:
+        state = _state_of(history).copy()
+        state.kept = False
+        state.extend(new)
+        return state
     full = [*history, *new]
     best = max((s for s in _STATES if _prefix_of(s, full)), key=lambda s: len(s.events), default=None)
-    if best is not None and len(best.events) == len(full):
+    if best is not None:  # the least recently used state goes first, never the one questions start from
         _STATES.remove(best)
         _STATES.append(best)
-        return best
+        if len(best.events) == len(full):
+            return best
     state = best
     for upto in (len(history), len(full)):
         if state is None or len(state.events) < upto:
@@ -1076,11 +1087,15 @@ def _keep(state: _State) -> None:
 
 
 def _with_new(
-    accountant: Accountant, history: Sequence[PrivacyEvent], new: Sequence[PrivacyEvent], target_delta: float
+    accountant: Accountant,
+    history: Sequence[PrivacyEvent],
+    new: Sequence[PrivacyEvent],
+    target_delta: float,
+    keep: bool = True,
 ) -> tuple[_State, float]:
     target_delta = _unit_closed(target_delta, "target_delta")
     history, new = as_events(history), accountant.check(new)
-    state = _state_of(history, new)
+    state = _state_of(history, new, keep)
     reason = state.refusal(accountant)
     if reason is not None:
         accountant.check(history)  # raises UnsupportedEventError naming the refused events
@@ -1092,11 +1107,17 @@ def epsilon(
     history: Sequence[PrivacyEvent],
     new: Sequence[PrivacyEvent] = (),
     target_delta: float = 0.0,
+    *,
+    keep: bool = True,
 ) -> float:
     """``accountant.epsilon([*history, *new], target_delta)``, composing only what the kept state of a
-    prefix of ``history`` lacks (bit for bit the same for every accountant but pld; see the module)."""
+    prefix of ``history`` lacks (bit for bit the same for every accountant but pld; see the module).
+
+    ``keep=False`` for a question asked once about hypothetical ``new`` events (a step of the planner's
+    search): the state of ``history`` is kept, not that of ``history + new``, so such questions neither
+    push the ledger's states out nor fold PLD's recent releases for a state that is dropped."""
     with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
-        state, target_delta = _with_new(accountant, history, new, target_delta)
+        state, target_delta = _with_new(accountant, history, new, target_delta, keep)
         return state.epsilon(accountant, target_delta)
 
 

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
 from dpdash import Gaussian, Laplace
 from dpdash.accounting import (
+    ApproxDPEvent,
     Budget,
     LaplaceEvent,
+    Ledger,
     PlannedQuery,
+    PrivacyEvent,
     ZCDPEvent,
     cumulative_totals,
     event_for,
     get_accountant,
     max_releases,
     plan,
+    running,
     what_if,
 )
+from dpdash.accounting.accountant import REL_SLACK, Accountant
+from dpdash.accounting.planning import _FACTOR_RTOL
 from dpdash.errors import ParameterError, UnsupportedEventError
 
 
@@ -155,3 +164,127 @@ def test_the_tightest_plan_is_the_best_of_its_components() -> None:
         alone = plan(queries, budget=budget, spent=spent, accountant=name)
         assert tight.factor >= alone.factor * (1 - 2e-4), name
     assert tight.total <= 2.0 * (1 + 1e-9)
+
+
+# ---- planning from the kept state of the spent releases (running.py) ---------------------------------------
+def varied_history(n: int, seed: int, partitioned: bool = False) -> list[PrivacyEvent]:
+    """n releases with nearly all distinct settings: Laplace and Gaussian, ε log-uniform in [0.001, 0.05]."""
+    rng = random.Random(seed)
+    events: list[PrivacyEvent] = []
+    for i in range(n):
+        epsilon = math.exp(rng.uniform(math.log(0.001), math.log(0.05)))
+        partition = ("region", rng.choice("NS")) if partitioned and rng.random() < 0.3 else None
+        if i % 2:
+            mechanism: Laplace | Gaussian = Gaussian(epsilon=epsilon, delta=1e-9, sensitivity=1.0)
+        else:
+            mechanism = Laplace(epsilon=epsilon, sensitivity=rng.choice([1.0, 2.0]))
+        events.append(event_for(mechanism, query=f"query {i}", partition=partition))
+    return events
+
+
+def from_scratch(
+    accountant: Accountant,
+    history: Sequence[PrivacyEvent],
+    new: Sequence[PrivacyEvent] = (),
+    target_delta: float = 0.0,
+    *,
+    keep: bool = True,
+) -> float:
+    """The straightforward total: the accountant composes every release again (the planner did so at
+    every step of its search before it composed onto the kept state of the spent releases)."""
+    return accountant.epsilon([*history, *new], target_delta)
+
+
+FREE_ROWS = [
+    PlannedQuery(mechanism="laplace", sensitivity=1.0, weight=1.0, query="count"),
+    PlannedQuery(mechanism="laplace", sensitivity=2.0, weight=2.0, query="histogram"),
+    PlannedQuery(mechanism="gaussian", sensitivity=1.0, delta=1e-9, weight=1.0, query="sum"),
+    PlannedQuery(mechanism="gaussian", sensitivity=1.0, delta=1e-9, weight=3.0, query="mean"),
+]
+LOCKED_ROWS = [
+    PlannedQuery(mechanism="laplace", sensitivity=1.0, epsilon=0.1, query="median"),
+    PlannedQuery(mechanism="gaussian", sensitivity=1.0, delta=1e-9, accuracy=30.0, query="total"),
+]
+# name: (accountant, seed, partitioned history, releases added to it, budget, planned rows)
+CASES: dict[str, tuple[str, int, bool, list[PrivacyEvent], Budget, list[PlannedQuery]]] = {
+    "pld, free rows": ("pld", 0, False, [], Budget(2.0, 1e-6), FREE_ROWS),
+    "pld, locked rows": ("pld", 1, False, [], Budget(2.0, 1e-6), FREE_ROWS[1:3] + LOCKED_ROWS),
+    "pld, partitioned": (
+        "pld",
+        2,
+        True,
+        [],
+        Budget(1.5, 1e-6),
+        [*FREE_ROWS[:2], PlannedQuery(mechanism="laplace", sensitivity=1.0, partition=("region", "N"))],
+    ),
+    "tightest, locked rows": ("tightest", 3, False, [], Budget(2.0, 1e-6), FREE_ROWS[:3] + LOCKED_ROWS[:1]),
+    "pld, locked rows alone": ("pld", 4, False, [], Budget(2.0, 1e-6), LOCKED_ROWS),
+    "pld, locked rows overshoot": (
+        "pld",
+        5,
+        False,
+        [],
+        Budget(1.0, 1e-6),
+        [*FREE_ROWS[:2], PlannedQuery(mechanism="laplace", sensitivity=1.0, epsilon=0.8)],
+    ),
+    "pld, no epsilon fits": (  # a spent δ above the budget's: the PLD total is ∞ whatever the plan
+        "pld",
+        6,
+        False,
+        [ApproxDPEvent(epsilon=0.1, delta=1e-5)],
+        Budget(2.0, 1e-6),
+        FREE_ROWS[:2],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_planning_onto_the_kept_state_agrees_with_composing_everything(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each step of the search composes only the planned releases onto the kept state of the spent ones.
+    The plan is the one the straightforward search (every release composed at every step) finds: the same
+    fit, the factor to the search's precision, totals to the running state's 1e-9; a plan that fits does
+    so under the accountant's own total from scratch and under the ledger's budget check, and a factor
+    larger by the precision would not fit."""
+    name, seed, partitioned, extra, budget, queries = CASES[case]
+    accountant = get_accountant(name)
+    spent = varied_history(120, seed, partitioned) + extra
+    with monkeypatch.context() as patch:
+        patch.setattr(running, "epsilon", from_scratch)
+        old = plan(queries, budget=budget, spent=spent, accountant=name)
+    running.clear()
+    new = plan(queries, budget=budget, spent=spent, accountant=name)
+    assert new.fits == old.fits and (new.factor is None) == (old.factor is None)
+    assert new.spent == pytest.approx(old.spent, rel=1e-9)
+    assert new.total == pytest.approx(old.total, rel=1e-4 if new.factor else 1e-9)
+    assert new.over_by == pytest.approx(old.over_by, rel=1e-9, abs=1e-9)
+    if new.factor is not None:
+        assert math.isclose(new.factor, old.factor, rel_tol=_FACTOR_RTOL)
+    for mine, theirs in zip(new.releases, old.releases, strict=True):
+        assert mine.locked == theirs.locked and (mine.epsilon is None) == (theirs.epsilon is None)
+        if mine.epsilon is not None:
+            assert math.isclose(mine.epsilon, theirs.epsilon, rel_tol=_FACTOR_RTOL)
+    if not new.fits:
+        return
+    limit = budget.epsilon * (1 + REL_SLACK)
+    assert accountant.epsilon(spent + new.events, budget.delta) <= limit
+    assert running.fits(accountant, spent, new.events, budget.delta, budget.epsilon)
+    if new.factor is not None:  # the factor is the largest that fits, to the search's precision
+        more = new.factor * (1 + 2 * _FACTOR_RTOL)
+        bigger = [q.event(q.build(more * q.weight)) for q in queries if not q.locked]
+        locked = [r.event for r in new.releases if r.locked]
+        assert accountant.epsilon(spent + locked + bigger, budget.delta) > limit
+
+
+def test_a_ledger_accepts_the_releases_of_its_plan(tmp_path: Path) -> None:
+    """Planned on a PLD ledger, the releases are then recorded: the ledger's budget check lets them in."""
+    fingerprint = "sha256:" + "1" * 64
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ledger.add_dataset(name="d", fingerprint=fingerprint, budget=Budget(1.5, 1e-6), accountant="pld")
+        ledger.spend_many(fingerprint, varied_history(200, 7))
+        result = ledger.plan(fingerprint, FREE_ROWS + LOCKED_ROWS[:1])
+        assert result.fits and result.spent == ledger.spent(fingerprint).epsilon
+        ledger.spend_many(fingerprint, result.events)
+        assert ledger.spent(fingerprint).epsilon == pytest.approx(result.total, rel=1e-9)
+        assert ledger.spent(fingerprint).epsilon <= 1.5 * (1 + REL_SLACK)

@@ -140,6 +140,42 @@ def test_partitioned_events_switch_between_paths_and_the_union() -> None:
             assert running.epsilon(accountant, events[:n], (), 1e-5) == accountant.epsilon(events[:n], 1e-5)
 
 
+def test_the_state_questions_start_from_is_kept_however_many_follow() -> None:
+    """A history's state stays kept while questions about it plus other new releases come and go (each
+    keeps its own state): found as their prefix, it is the most recently used, so it is never recomposed."""
+    history = [LaplaceEvent(epsilon=0.01 + 0.001 * i, sensitivity=1.0) for i in range(20)]
+    pld = get_accountant("pld")
+    running.clear()
+    running.epsilon(pld, history, (), 1e-6)
+    for i in range(2 * running.MAX_STATES):
+        running.epsilon(pld, history, [LaplaceEvent(epsilon=0.1 + i, sensitivity=1.0)], 1e-6)
+    assert len(history) in [len(state.events) for state in running._STATES]
+
+
+@pytest.mark.parametrize("name", ["pld", "tightest", "rdp"])
+def test_questions_not_kept_leave_only_the_history_kept(name: str) -> None:
+    """``keep=False`` (the planner's search): the same totals, from the kept state of the history, without
+    keeping the state of history + new or folding its recent releases."""
+    accountant = get_accountant(name)
+    history = [LaplaceEvent(epsilon=0.02 + 0.001 * i, sensitivity=1.0) for i in range(30)]
+    history += [GaussianEvent.from_sigma(sigma=5.0 + i, sensitivity=1.0, delta=1e-9) for i in range(10)]
+    history.append(LaplaceEvent(epsilon=0.05, sensitivity=1.0, partition=("region", "a")))
+    running.clear()
+    for epsilon in (0.5, 2.0, 8.0):  # recent releases far longer than the history's: a fold would be due
+        new = [
+            LaplaceEvent(epsilon=epsilon, sensitivity=1.0),
+            GaussianEvent.from_sigma(sigma=1.0 / epsilon, sensitivity=1.0, delta=1e-9),
+            LaplaceEvent(epsilon=epsilon / 3, sensitivity=1.0, partition=("region", "b")),
+        ]
+        total = running.epsilon(accountant, history, new, 1e-6, keep=False)
+        assert same(name, total, accountant.epsilon(history + new, 1e-6))
+        assert [len(state.events) for state in running._STATES] == [len(history)]
+        assert running.finish_folds(timeout=0.0)  # no fold was started
+    kept = running._STATES[0]
+    assert same(name, running.epsilon(accountant, history, new, 1e-6), total)  # kept (and folded) this time
+    assert running._STATES[-1].events == history + new and kept in running._STATES
+
+
 def test_unsupported_and_non_private_events() -> None:
     running.clear()
     history = [LaplaceEvent(epsilon=0.1, sensitivity=1.0)]
