@@ -46,15 +46,12 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dpdash import _validation as check
 from dpdash.accounting import running
-from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
-from dpdash.accounting.basic import basic_sums
+from dpdash.accounting.accountant import PrivacyTotal
 from dpdash.accounting.events import (
     PrivacyEvent,
     canonical_json,
@@ -62,6 +59,15 @@ from dpdash.accounting.events import (
     event_from_dict,
     events_for_release,
 )
+from dpdash.accounting.exports import (
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
+    parse_export,
+    same_event,
+)
+from dpdash.accounting.exports import dataset_record as _dataset_record
+from dpdash.accounting.exports import entry_record as _entry_record
+from dpdash.accounting.exports import totals_record as _totals_record
 from dpdash.accounting.ledger_file import (
     MOVE_AWAY,
     check_same_file,
@@ -82,8 +88,11 @@ from dpdash.accounting.published import (
     read_published,
     record_of,
 )
+from dpdash.accounting.records import Budget, BudgetStatus, Dataset, Entry, ImportReport, Session
+from dpdash.accounting.records import now as _now
+from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
-from dpdash.accounting.signing import new_private_key, public_key, sign, signed_by, valid_public_key
+from dpdash.accounting.signing import new_private_key, public_key, sign, valid_public_key
 from dpdash.accounting.versions import (
     SCHEMA_V2,
     TABLE_NAMES_V2,
@@ -130,7 +139,6 @@ __all__ = [
 
 SCHEMA_VERSION = 3
 APPLICATION = "dpdash-ledger"
-EXPORT_FORMAT = "dpdash-ledger-export"
 DEFAULT_ACCOUNTANT = "tightest"
 # Keys this ledger trusts live in its meta table as ('trusted_key:ed25519:<hex>', label).
 _TRUSTED_PREFIX = "trusted_key:"
@@ -219,146 +227,6 @@ def fingerprint(data: Any) -> str:
 
         return content_fingerprint(data)
     raise ParameterTypeError(f"data must be bytes or a pandas DataFrame, got {type(data).__name__}")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """A dataset's total privacy budget: (ε, δ)-DP for everything ever released from it.
-
-    Args:
-        epsilon: ε > 0.
-        delta: δ in [0, 1); 0 for a pure-DP budget.
-    """
-
-    epsilon: float
-    delta: float = 0.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        delta = check.non_negative_finite(self.delta, "delta")
-        if delta >= 1.0:
-            raise ParameterError(f"delta must be a number in [0, 1), got delta={self.delta!r}")
-        object.__setattr__(self, "delta", delta)
-
-
-@dataclass(frozen=True, slots=True)
-class Dataset:
-    """A registered dataset: its fingerprint, name, budget and accountant (fixed at registration)."""
-
-    fingerprint: str
-    name: str
-    budget: Budget
-    accountant: str
-    created_at: str
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """A working session (e.g. one browser session of the app) that releases are attributed to."""
-
-    uid: str
-    label: str
-    started_at: str
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One committed release: ``event`` is what the accountants read."""
-
-    uid: str
-    dataset: str  # fingerprint
-    session: str | None  # session uid
-    created_at: str
-    event: PrivacyEvent
-
-    @property
-    def query(self) -> str:
-        return self.event.query
-
-    @property
-    def mechanism(self) -> str:
-        return self.event.mechanism
-
-    @property
-    def epsilon(self) -> float | None:
-        return self.event.epsilon
-
-    @property
-    def delta(self) -> float | None:
-        return self.event.delta
-
-
-@dataclass(frozen=True, slots=True)
-class BudgetStatus:
-    """Where a dataset's budget stands under its accountant.
-
-    Attributes:
-        budget: the total budget.
-        spent: the composed total of its entries at the budget's δ.
-        remaining_epsilon: budget ε − spent ε (never below 0).
-        entries: how many releases were recorded.
-    """
-
-    budget: Budget
-    spent: PrivacyTotal
-    remaining_epsilon: float
-    entries: int
-
-    @property
-    def exhausted(self) -> bool:
-        return self.remaining_epsilon <= self.budget.epsilon * REL_SLACK
-
-
-@dataclass(frozen=True, slots=True)
-class ImportReport:
-    """What an import did: ``added`` new entries, ``present`` already in this ledger.
-
-    ``signed_by`` is the public key whose valid signature the export carried (``None``: unsigned), and
-    ``trusted`` whether that key is this ledger's own or one it trusts (``Ledger.trust_key``). ``values``
-    counts the export's release records (published values) it took, stored now or already here: only a
-    trusted export's are taken, since an unverified file's values could have been edited; ``values_left``
-    counts those it did not take.
-    """
-
-    dataset: Dataset
-    added: int
-    present: int
-    over_budget: bool
-    signed_by: str | None = None
-    trusted: bool = False
-    values: int = 0
-    values_left: int = 0
-
-    @property
-    def origin(self) -> str:
-        """What the import could rely on, in words."""
-        if self.signed_by is None:
-            return (
-                "The export was unsigned, so nothing proves where it came from: it could only add releases "
-                "to a table this ledger already had."
-            )
-        if self.trusted:
-            return f"The export was signed by {self.signed_by}, a key this ledger trusts."
-        return (
-            f"The export was signed by {self.signed_by}, a key this ledger does not trust: it could only add "
-            "releases to a table this ledger already had."
-        )
-
-
-def _finite_or_text(value: float) -> float | str:
-    return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-
-
-def _from_finite_or_text(value: Any, what: str) -> float:
-    if isinstance(value, str) and value in ("inf", "-inf"):
-        return math.inf if value == "inf" else -math.inf
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    raise LedgerError(f"the export's {what} must be a number, got {value!r}")
 
 
 class Ledger:
@@ -1151,7 +1019,7 @@ class Ledger:
         records = [_entry_record(entry) for entry in entries]
         document = {
             "format": EXPORT_FORMAT,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": EXPORT_VERSION,
             "exported_at": _now(),
             "dataset": {
                 **_dataset_record(ds),
@@ -1198,7 +1066,7 @@ class Ledger:
         Raises:
             LedgerError: the export is refused (the message says why); this ledger is unchanged.
         """
-        document = _parse_export(text)
+        document = parse_export(text)
         ds = document["dataset"]
         if dataset is not None:
             expected = dataset.fingerprint if isinstance(dataset, Dataset) else _text(dataset, "dataset")
@@ -1297,7 +1165,7 @@ class Ledger:
                     row_dataset == dataset_id
                     and created == entry.created_at
                     and session_uid == entry.session
-                    and _same_event(text, entry.event)
+                    and same_event(text, entry.event)
                 )
                 if not same:
                     raise LedgerError(
@@ -1412,14 +1280,6 @@ def _release_unit(release: Any) -> Any:
         return None
 
 
-def _text(value: object, name: str, *, allow_empty: bool = False) -> str:
-    if not isinstance(value, str):
-        raise ParameterTypeError(f"{name} must be a string, got {name}={value!r} ({type(value).__name__})")
-    if not value and not allow_empty:
-        raise ParameterError(f"{name} must be a non-empty string, got {name}={value!r}")
-    return value
-
-
 def _entry_row(entry: Entry, dataset_id: int, session_id: int | None, text: str) -> tuple[Any, ...]:
     """The values of ``_INSERT_ENTRY`` for one entry whose event is ``text`` (its canonical JSON)."""
     event = entry.event
@@ -1495,213 +1355,3 @@ def _check_ledger_tables(conn: sqlite3.Connection, path: Path) -> None:
         )
 
 
-def _same_event(text: str, event: PrivacyEvent) -> bool:
-    try:
-        return event_from_dict(json.loads(text)) == event
-    except (ValueError, TypeError):
-        return False
-
-
-def _dataset_record(ds: Dataset) -> dict[str, Any]:
-    return {
-        "fingerprint": ds.fingerprint,
-        "name": ds.name,
-        "budget": {"epsilon": ds.budget.epsilon, "delta": ds.budget.delta},
-        "accountant": ds.accountant,
-        "created_at": ds.created_at,
-    }
-
-
-def _entry_record(entry: Entry) -> dict[str, Any]:
-    return {
-        "uid": entry.uid,
-        "created_at": entry.created_at,
-        "session": entry.session,
-        "query": entry.query,
-        "mechanism": entry.mechanism,
-        "event": entry.event.to_dict(),
-    }
-
-
-def _basic_record(events: list[PrivacyEvent]) -> dict[str, Any] | None:
-    """Σε and Σδ of the events (``None`` if one has no (ε, δ)): exact, and cheap to check on import."""
-    if not all(e.epsilon is not None and e.delta is not None for e in events):
-        return None
-    epsilon, delta = basic_sums(events)
-    return {"epsilon": _finite_or_text(epsilon), "delta": delta}
-
-
-def _totals_record(ds: Dataset, events: list[PrivacyEvent]) -> dict[str, Any]:
-    record: dict[str, Any] = {"count": len(events), "basic": _basic_record(events)}
-    try:
-        total = running.epsilon(get_accountant(ds.accountant), events, (), ds.budget.delta)
-        record["accountant"] = {
-            "name": ds.accountant,
-            "target_delta": ds.budget.delta,
-            "epsilon": _finite_or_text(total),
-        }
-    except UnsupportedEventError:
-        record["accountant"] = None
-    return record
-
-
-def _parse_export(text: str | bytes) -> dict[str, Any]:
-    """The export's dataset, sessions and entries, checked against its digest and totals."""
-    if isinstance(text, (bytes, bytearray)):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise LedgerError(f"the export is not UTF-8 JSON text ({error}); nothing was imported") from None
-    if not isinstance(text, str):
-        raise ParameterTypeError(f"the export must be JSON text, got {type(text).__name__}")
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise LedgerError(f"the export is not JSON ({error}); nothing was imported") from None
-    except RecursionError:
-        raise LedgerError(
-            "the export is not a ledger export (it is nested too deeply); nothing was imported"
-        ) from None
-    if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
-        raise LedgerError(
-            "the file is not a dpdash ledger export (its 'format' is not "
-            f"{EXPORT_FORMAT!r}); nothing was imported"
-        )
-    version = document.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
-        raise LedgerError(
-            f"the export has schema version {version!r}; this dpdash reads 1 to {SCHEMA_VERSION}"
-        )
-    try:
-        raw = document["dataset"]
-        budget = Budget(raw["budget"]["epsilon"], raw["budget"]["delta"])
-        get_accountant(raw["accountant"])
-        ds = Dataset(
-            _text(raw["fingerprint"], "fingerprint"),
-            _text(raw["name"], "name"),
-            budget,
-            raw["accountant"],
-            _text(raw["created_at"], "created_at"),
-        )
-        sessions = [
-            Session(
-                _text(s["uid"], "session uid"),
-                _text(s["label"], "session label", allow_empty=True),
-                _text(s["started_at"], "session started_at"),
-            )
-            for s in document["sessions"]
-        ]
-        records = document["entries"]
-        if not isinstance(records, list):
-            raise ParameterTypeError("entries must be a list")
-    except (LookupError, TypeError, AttributeError, DPDashError) as error:
-        raise LedgerError(
-            f"the export is malformed ({type(error).__name__}: {error}); nothing was imported"
-        ) from None
-    session_uids = {s.uid for s in sessions}
-    entries: list[Entry] = []
-    seen: set[str] = set()
-    for index, record in enumerate(records):
-        try:
-            uid = _text(record["uid"], "uid")
-            session = record["session"]
-            if session is not None and session not in session_uids:
-                raise ParameterError(f"its session {session!r} is not among the exported sessions")
-            event = event_from_dict(record["event"])
-            if record["query"] != event.query or record["mechanism"] != event.mechanism:
-                raise ParameterError("its query or mechanism does not match its event")
-            entry = Entry(uid, ds.fingerprint, session, _text(record["created_at"], "created_at"), event)
-        except (LookupError, TypeError, AttributeError, RecursionError, DPDashError) as error:
-            raise LedgerError(
-                f"entry {index} of the export is invalid ({error}); nothing was imported"
-            ) from None
-        if uid in seen:
-            raise LedgerError(f"entry {uid} appears twice in the export; nothing was imported")
-        seen.add(uid)
-        entries.append(entry)
-    digest = hashlib.sha256(canonical_json(records).encode()).hexdigest()
-    if document.get("entries_sha256") != digest:
-        raise LedgerError(
-            "the export's entries do not match their digest: it was edited or truncated; nothing was imported"
-        )
-    _check_totals(document.get("totals"), ds, [entry.event for entry in entries])
-    unit, versions = _parse_unit_and_versions(document["dataset"], ds)
-    published = _parse_published(document.get("published", []), seen)
-    return {
-        "dataset": ds,
-        "sessions": sessions,
-        "entries": entries,
-        "signed_by": signed_by(document),
-        "unit": unit,
-        "versions": versions,
-        "published": published,
-    }
-
-
-def _parse_published(raw: Any, uids: set[str]) -> dict[str, dict[str, Any]]:
-    """The export's release records (schema 3; older exports have none), each for one of its entries."""
-    if not isinstance(raw, list):
-        raise LedgerError("the export's 'published' is not a list; nothing was imported")
-    published: dict[str, dict[str, Any]] = {}
-    for index, item in enumerate(raw):
-        uid = item.get("entry") if isinstance(item, dict) else None
-        record = item.get("record") if isinstance(item, dict) else None
-        if not isinstance(uid, str) or uid not in uids or uid in published or not isinstance(record, dict):
-            raise LedgerError(
-                f"release record {index} of the export is invalid (it must be an object with 'entry', the "
-                "uid of one of the export's entries, once, and 'record', a JSON object); nothing was imported"
-            )
-        published[uid] = record
-    return published
-
-
-def _parse_unit_and_versions(raw: dict[str, Any], ds: Dataset) -> tuple[RecordedUnit | None, list[Version]]:
-    """The export's recorded unit of privacy and versions (schema 2; a schema-1 export has neither)."""
-    try:
-        unit = None
-        stated = raw.get("unit")
-        if stated is not None:
-            unit = RecordedUnit(
-                unit_of({k: stated[k] for k in ("neighbours", "rows_per_person", "id_column")}),
-                columns_tuple(stated.get("columns")),
-                row_count(stated.get("rows")),
-                _text(stated["recorded_at"], "recorded_at"),
-            )
-        versions = [
-            Version(
-                _text(v["fingerprint"], "version fingerprint"), ds.fingerprint, _text(v["name"], "name"),
-                columns_tuple(v.get("columns")), row_count(v.get("rows")), _text(v["reason"], "reason"),
-                _text(v["created_at"], "created_at"),
-            )
-            for v in raw.get("versions") or []
-        ]  # fmt: skip
-    except (LookupError, TypeError, AttributeError, DPDashError) as error:
-        raise LedgerError(
-            f"the export's unit of privacy or versions are malformed ({error}); nothing was imported"
-        ) from None
-    return unit, versions
-
-
-def _check_totals(totals: Any, ds: Dataset, events: list[PrivacyEvent]) -> None:
-    """Refuse an export whose stated count, basic totals (Σε, Σδ) or accountant name do not follow from its
-    entries: a cheap check against careless edits (a forger recomputes them; the signature is what proves
-    origin). The stated total under the dataset's accountant is for people and is not recomputed here: it
-    can take a from-scratch PLD composition of every entry, and the importing ledger computes its own
-    totals from the entries anyway."""
-    problem = "the export's totals do not match its entries (it was edited); nothing was imported"
-    if not isinstance(totals, dict) or totals.get("count") != len(events):
-        raise LedgerError(problem)
-    stated_basic, expected_basic = totals.get("basic"), _basic_record(events)
-    if (stated_basic is None) != (expected_basic is None) or not isinstance(stated_basic, (dict, type(None))):
-        raise LedgerError(problem)
-    if expected_basic is not None:
-        for key in ("epsilon", "delta"):
-            stated = _from_finite_or_text(stated_basic.get(key), f"basic {key}")
-            actual = _from_finite_or_text(expected_basic[key], f"basic {key}")
-            if not (stated == actual or math.isclose(stated, actual, rel_tol=1e-12)):
-                raise LedgerError(problem)
-    stated_total = totals.get("accountant")
-    if stated_total is not None and (
-        not isinstance(stated_total, dict) or stated_total.get("name") != ds.accountant
-    ):
-        raise LedgerError(problem)
