@@ -1,29 +1,31 @@
-"""The persistent privacy-budget ledger: one SQLite file, append-only, one transaction per spend.
+"""The persistent privacy-budget ledger: append-only, one transaction per spend, budget rules written once.
 
-Where it lives: the path given to ``Ledger(path)``; else the ``DPDASH_LEDGER`` environment variable; else
-``$XDG_DATA_HOME/dpdash/ledger.sqlite``, or ``~/.local/share/dpdash/ledger.sqlite`` when ``XDG_DATA_HOME`` is
-unset (``default_ledger_path()``). The folder is created (mode 0700) if missing.
+Where it lives: the location given to ``Ledger(location)``; else the ``DPDASH_LEDGER`` environment variable;
+else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``, or ``~/.local/share/dpdash/ledger.sqlite`` when
+``XDG_DATA_HOME`` is unset (``default_ledger_location()``). The storage (``storage``) is an SQLite file
+(``storage.sqlite``: its folder created 0700, the file's safety in ``ledger_file``).
 
 What it holds: datasets (a content fingerprint, a name, a total budget (ε, δ) and the accountant that
 keeps it, fixed at registration), sessions, and release entries (the event as JSON, the query, the
 mechanism, the time, the session), and (schema 2, ``versions``) the unit of privacy recorded with a
-budget, the versions that continue a budget and the owner's statements of a different population. None of
-it can be changed or deleted: SQLite triggers refuse it, so the history is append-only even for other
-SQLite clients. A schema-1 ledger is upgraded when opened (new tables only).
+budget, the versions that continue a budget and the owner's statements of a different population, and
+(schema 3, ``published``) the values each release published. None of it can be changed or deleted: the
+storage's triggers refuse it, so the history is append-only even for other clients of the database. An
+older ledger is upgraded when opened (new tables only).
 
-A spend is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock, re-reads the dataset's entries,
-checks the total with the new release under the dataset's accountant, and records the entry, or refuses with
-``BudgetExceededError`` and records nothing. The expensive part, composing the history, is done before the
-lock from a read snapshot; under it only what was added since is composed (``running``). Only the process
-holding the lock can spend, so concurrent spends (two browser tabs, twenty processes) never overspend; a
-process killed mid-spend leaves no partial entry (SQLite's journal rolls it back). ``spend`` returns after the
-commit: hand out noisy values only after it returns.
+This module holds the rules; the storage only runs its SQL. A spend is one write transaction: it locks the
+dataset (``Store.lock_dataset``; in SQLite, ``BEGIN IMMEDIATE`` has taken the file's one write lock),
+re-reads the dataset's entries, checks the total with the new release under the dataset's accountant, and
+records the entry, or refuses with ``BudgetExceededError`` and records nothing. The expensive part,
+composing the history, is done before the lock from a read snapshot; under it only what was added since is
+composed (``running``). Only the transaction holding the lock can spend, so concurrent spends (two browser
+tabs, twenty processes) never overspend; a process killed mid-spend leaves no partial entry (the
+transaction is rolled back). ``spend`` returns after the commit: hand out noisy values only after it returns.
 
-A file that is not a dpdash ledger (another SQLite database, random bytes, a corrupted or truncated
-ledger, one written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it.
-The file is opened only through SQLite, a marker beside it remembers it, and every transaction checks that
-the path is still the file that was opened (``ledger_file``). Exports are signed with the ledger's Ed25519
-key (``signing``), and an import only ever makes a dataset's record more conservative (``import_json``).
+A storage that is not a dpdash ledger (another database, random bytes, a corrupted or truncated ledger, one
+written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it. Exports
+(``exports``) are signed with the ledger's Ed25519 key (``signing``), and an import only ever makes a
+dataset's record more conservative (``import_json``).
 
 >>> import tempfile, pathlib
 >>> from dpdash import Laplace
@@ -43,7 +45,6 @@ import json
 import math
 import os
 import sqlite3
-import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -68,22 +69,7 @@ from dpdash.accounting.exports import (
 from dpdash.accounting.exports import dataset_record as _dataset_record
 from dpdash.accounting.exports import entry_record as _entry_record
 from dpdash.accounting.exports import totals_record as _totals_record
-from dpdash.accounting.ledger_file import (
-    MOVE_AWAY,
-    check_same_file,
-    file_identity,
-    file_size,
-    folder_writable,
-    prepare_folder,
-    read_marker,
-    refuse_lost_history,
-    sqlite_problem,
-    write_marker,
-)
 from dpdash.accounting.published import (
-    SCHEMA_V3,
-    TABLE_NAMES_V3,
-    TRIGGERS_V3,
     insert_published,
     read_published,
     record_of,
@@ -93,10 +79,9 @@ from dpdash.accounting.records import now as _now
 from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
 from dpdash.accounting.signing import new_private_key, public_key, sign, valid_public_key
+from dpdash.accounting.storage import is_url, open_store
+from dpdash.accounting.storage.base import SCHEMA_VERSION, Connection, Store
 from dpdash.accounting.versions import (
-    SCHEMA_V2,
-    TABLE_NAMES_V2,
-    TRIGGERS_V2,
     DistinctPopulation,
     LookAlike,
     RecordedUnit,
@@ -133,12 +118,12 @@ __all__ = [
     "ImportReport",
     "Ledger",
     "Session",
+    "default_ledger_location",
     "default_ledger_path",
     "fingerprint",
+    "local_data_folder",
 ]
 
-SCHEMA_VERSION = 3
-APPLICATION = "dpdash-ledger"
 DEFAULT_ACCOUNTANT = "tightest"
 # Keys this ledger trusts live in its meta table as ('trusted_key:ed25519:<hex>', label).
 _TRUSTED_PREFIX = "trusted_key:"
@@ -146,50 +131,6 @@ _TRUSTED_PREFIX = "trusted_key:"
 # Tests set this to pause a spend after its entry is written and before the commit (to kill the process
 # there). It is called with the write lock held.
 _before_commit: Callable[[], None] | None = None
-
-_TABLES = [
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE datasets (
-        id INTEGER PRIMARY KEY,
-        fingerprint TEXT NOT NULL UNIQUE,
-        name TEXT NOT NULL,
-        budget_epsilon REAL NOT NULL CHECK (budget_epsilon > 0),
-        budget_delta REAL NOT NULL CHECK (budget_delta >= 0 AND budget_delta < 1),
-        accountant TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    """CREATE TABLE sessions (
-        id INTEGER PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        label TEXT NOT NULL,
-        started_at TEXT NOT NULL
-    )""",
-    """CREATE TABLE entries (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        uid TEXT NOT NULL UNIQUE,
-        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-        session_id INTEGER REFERENCES sessions(id),
-        created_at TEXT NOT NULL,
-        query TEXT NOT NULL,
-        mechanism TEXT NOT NULL,
-        epsilon REAL,
-        delta REAL,
-        rho REAL,
-        event TEXT NOT NULL
-    )""",
-    "CREATE INDEX entries_by_dataset ON entries (dataset_id, id)",
-]
-# Append-only, enforced by SQLite itself (also against other SQLite clients).
-_SCHEMA = _TABLES + [
-    f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
-    f"BEGIN SELECT RAISE(ABORT, 'the dpdash ledger is append-only: {table} cannot be {verb}'); END"
-    for table in ("datasets", "sessions", "entries")
-    for action, verb in (("UPDATE", "changed"), ("DELETE", "deleted"))
-]
-_TRIGGERS = {
-    f"{table}_no_{action}" for table in ("datasets", "sessions", "entries") for action in ("update", "delete")
-}
-
 
 _DATASET_COLUMNS = "fingerprint, name, budget_epsilon, budget_delta, accountant, created_at"
 _INSERT_DATASET = f"INSERT INTO datasets ({_DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
@@ -199,15 +140,41 @@ _INSERT_ENTRY = (
 )
 
 
-def default_ledger_path() -> Path:
-    """``$DPDASH_LEDGER``; else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``; else
-    ``~/.local/share/dpdash/ledger.sqlite``."""
+def default_ledger_location() -> str | Path:
+    """What ``Ledger()`` opens: ``$DPDASH_LEDGER`` (a file path, or a ``postgresql://`` URL, returned as
+    text); else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``; else ``~/.local/share/dpdash/ledger.sqlite``."""
     configured = os.environ.get("DPDASH_LEDGER", "").strip()
+    if is_url(configured):
+        return configured
     if configured:
         return Path(configured).expanduser()
+    return local_data_folder() / "ledger.sqlite"
+
+
+def default_ledger_path() -> Path:
+    """The ledger file ``Ledger()`` opens: ``$DPDASH_LEDGER``; else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``;
+    else ``~/.local/share/dpdash/ledger.sqlite``.
+
+    Raises:
+        LedgerError: ``$DPDASH_LEDGER`` names a PostgreSQL ledger, which is not a file
+            (``default_ledger_location``).
+    """
+    location = default_ledger_location()
+    if isinstance(location, str):
+        from dpdash.engines.postgres import redact
+
+        raise LedgerError(
+            f"DPDASH_LEDGER names a PostgreSQL ledger ({redact(location)}), not a file; open it with "
+            "Ledger() or Ledger(url)"
+        )
+    return location
+
+
+def local_data_folder() -> Path:
+    """dpdash's folder on this machine: ``$XDG_DATA_HOME/dpdash``, else ``~/.local/share/dpdash``."""
     xdg = os.environ.get("XDG_DATA_HOME", "").strip()
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
-    return base / "dpdash" / "ledger.sqlite"
+    return base / "dpdash"
 
 
 def fingerprint(data: Any) -> str:
@@ -230,141 +197,59 @@ def fingerprint(data: Any) -> str:
 
 
 class Ledger:
-    """The budget ledger in one SQLite file (see the module docstring for where and how).
+    """The budget ledger (see the module docstring for where and how).
 
     Args:
-        path: the ledger file; ``None`` for ``default_ledger_path()``.
-        timeout: seconds to wait for another process's write lock before giving up.
+        path: the ledger's location: a file path (SQLite); ``None`` for ``default_ledger_location()``.
+        timeout: seconds to wait for another process's lock before giving up.
 
     Raises:
-        LedgerError: the file exists but is not a dpdash ledger this version can read (it is left as it was).
+        LedgerError: the storage exists but is not a dpdash ledger this version can read (it is left as it
+            was), or cannot be reached.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 60.0) -> None:
-        self._path = Path(path).expanduser() if path is not None else default_ledger_path()
         self._timeout = check.positive_finite(timeout, "timeout")
-        self._lock = threading.RLock()
+        self._store: Store = open_store(default_ledger_location() if path is None else path, timeout=timeout)
+        self._where = self._store.location
         # Entries are immutable, so parsed ones are cached per dataset id: (last entry id, entries).
         self._cache: dict[int, tuple[int, list[Entry]]] = {}
-        self._ready = False  # until the schema is there, the file may be empty
-        # The ledger file is only ever opened through SQLite (see ledger_file's module docstring).
-        prepare_folder(self._path)
-        marker = read_marker(self._path)
-        size = file_size(self._path)
-        if marker is not None and not size:
-            what = "is missing" if size is None else "is empty (0 bytes)"
-            raise refuse_lost_history(self._path, marker, what)
-        try:
-            self._conn = sqlite3.connect(
-                str(self._path), timeout=self._timeout, isolation_level=None, check_same_thread=False
+
+    def _need_schema(self, version: int, doing: str) -> None:
+        if self._store.schema < version:
+            raise LedgerError(
+                f"cannot {doing}: the ledger {self._where} is read-only at schema {self._store.schema} (made "
+                "by an older dpdash); open it once where it can be written to upgrade it"
             )
-        except sqlite3.Error as error:
-            raise sqlite_problem(error, self._path, "open the ledger") from error
-        try:
-            identity = file_identity(self._path)
-            if identity is None:
-                raise LedgerError(f"the ledger {self._path} vanished while it was being opened")
-            self._opened = identity
-            self._open_schema(marker)
-        except sqlite3.Error as error:
-            self._conn.close()
-            raise sqlite_problem(error, self._path, "open the ledger") from error
-        except BaseException:
-            self._conn.close()
-            raise
-
-    def _open_schema(self, marker: dict[str, str] | None) -> None:
-        """Check (or create) the schema, reconcile the marker, and switch to WAL."""
-        conn = self._conn
-        conn.execute("PRAGMA foreign_keys = ON")
-        if not self._table_names():
-            if marker is not None:
-                raise refuse_lost_history(self._path, marker, "holds no ledger tables")
-            # A new (or empty) file: create the schema under the write lock, unless another process
-            # created it first.
-            with self._transaction("create the ledger"):
-                if not self._table_names():
-                    for statement in _SCHEMA + SCHEMA_V2 + SCHEMA_V3:
-                        conn.execute(statement)
-                    conn.executemany(
-                        "INSERT INTO meta (key, value) VALUES (?, ?)",
-                        [
-                            ("application", APPLICATION),
-                            ("schema_version", str(SCHEMA_VERSION)),
-                            ("created_at", _now()),
-                            ("ledger_id", uuid.uuid4().hex),
-                            ("signing_key", new_private_key()),
-                        ],
-                    )
-        else:
-            result = conn.execute("PRAGMA quick_check").fetchone()
-            if result is None or result[0] != "ok":
-                raise LedgerError(
-                    f"the ledger {self._path} is corrupted (SQLite's quick_check: {result}). {MOVE_AWAY}"
-                )
-        _check_ledger_tables(conn, self._path)
-        self._migrate()
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        # Ledgers made before ledger ids existed are known by their creation time.
-        ledger_id = meta.get("ledger_id") or f"created-{meta.get('created_at', '')}"
-        if marker is None:
-            try:
-                write_marker(self._path, ledger_id, meta.get("created_at", ""))
-            except LedgerError:
-                if folder_writable(self._path.parent):
-                    raise
-                # A read-only folder: nothing can be recorded here, and nothing can be lost either.
-        elif marker["ledger_id"] != ledger_id:
-            raise refuse_lost_history(self._path, marker, f"holds another ledger ({ledger_id})")
-        # WAL: readers never wait for a writer; FULL: a committed spend survives a power cut.
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
-        self._ready = True
-
-    def _migrate(self) -> None:
-        """Bring an older ledger to the current schema: schema 2 adds the append-only tables of ``versions``,
-        schema 3 the one of ``published``; nothing old is changed. A ledger that cannot be written stays as
-        it is and reads as one with nothing of the newer kinds recorded; recording them is refused with a
-        message."""
-        upgrades = ((TABLE_NAMES_V2, SCHEMA_V2), (TABLE_NAMES_V3, SCHEMA_V3))
-        if any(not self._table_names() >= names for names, _ in upgrades):
-            try:
-                with self._transaction(f"upgrade the ledger to schema {SCHEMA_VERSION}") as conn:
-                    for names, statements in upgrades:
-                        if not self._table_names() >= names:
-                            for statement in statements:
-                                conn.execute(statement)
-                    conn.execute(
-                        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-                    )
-            except LedgerError:
-                if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
-                    raise
-                # read-only: stays at its schema
-        tables = self._table_names()
-        self._v2, self._v3 = tables >= TABLE_NAMES_V2, tables >= TABLE_NAMES_V3
 
     def _need_v2(self, doing: str) -> None:
-        if not self._v2:
-            raise LedgerError(
-                f"cannot {doing}: the ledger {self._path} is read-only at schema 1 (made by an older "
-                "dpdash); open it once where it can be written to upgrade it"
-            )
+        self._need_schema(2, doing)
+
+    @property
+    def _v2(self) -> bool:
+        return self._store.schema >= 2
+
+    @property
+    def _v3(self) -> bool:
+        return self._store.schema >= 3
 
     # ---- plumbing --------------------------------------------------------------------------------
     @property
-    def path(self) -> Path:
-        """The ledger file."""
-        return self._path
+    def path(self) -> Path | None:
+        """The ledger file (SQLite); ``None`` for a ledger in PostgreSQL."""
+        return self._store.path
+
+    @property
+    def location(self) -> str:
+        """Where the ledger is, for people: its file, or its PostgreSQL URL without the password."""
+        return self._where
 
     def __repr__(self) -> str:
-        return f"Ledger({str(self._path)!r})"
+        return f"Ledger({self._where!r})"
 
     def close(self) -> None:
-        """Close the connection (committed entries are already on disk)."""
-        with self._lock:
-            self._conn.close()
+        """Close the connection (committed entries are already stored)."""
+        self._store.close()
 
     def __enter__(self) -> Ledger:
         return self
@@ -372,50 +257,18 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _table_names(self) -> set[str]:
-        return {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    @contextlib.contextmanager
+    def _transaction(self, doing: str = "write to the ledger") -> Iterator[Connection]:
+        """A write transaction of the storage (``Store.transaction``): committed when the block ends, rolled
+        back if it raises; the storage's errors become ``LedgerError`` messages that say what to do."""
+        with self._store.transaction(doing) as conn:
+            yield conn
 
     @contextlib.contextmanager
-    def _transaction(self, doing: str = "write to the ledger") -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE (the write lock, waiting up to ``timeout``) ... COMMIT, or ROLLBACK on error.
-
-        The path must still be the file this handle opened (checked once the lock is held, and again just
-        before the commit); SQLite's errors become ``LedgerError`` messages that say what to do.
-        """
-        with self._lock:
-            check_same_file(self._path, self._opened, may_be_empty=not self._ready)
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as error:
-                raise sqlite_problem(error, self._path, doing) from error
-            try:
-                yield self._conn
-                check_same_file(self._path, self._opened, may_be_empty=not self._ready)
-                self._conn.execute("COMMIT")
-            except BaseException as error:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-                if isinstance(error, sqlite3.Error):
-                    raise sqlite_problem(error, self._path, doing) from error
-                raise
-
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for several reads (a deferred read transaction) of the file this handle
-        opened; SQLite's errors become ``LedgerError`` messages."""
-        with self._lock:
-            check_same_file(self._path, self._opened)
-            try:
-                self._conn.execute("BEGIN")
-            except sqlite3.Error as error:
-                raise sqlite_problem(error, self._path, "read the ledger") from error
-            try:
-                yield self._conn
-            except sqlite3.Error as error:
-                raise sqlite_problem(error, self._path, "read the ledger") from error
-            finally:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("COMMIT")
+    def _reading(self) -> Iterator[Connection]:
+        """A consistent snapshot for several reads (``Store.reading``)."""
+        with self._store.reading() as conn:
+            yield conn
 
     # ---- datasets and sessions -------------------------------------------------------------------
     def add_dataset(
@@ -480,7 +333,7 @@ class Ledger:
                         f"{existing.accountant} accountant; a dataset's budget and accountant are fixed"
                     )
                 if recorded is not None:
-                    have = read_unit(conn, self._dataset_id(conn, existing.fingerprint), self._path)
+                    have = read_unit(conn, self._dataset_id(conn, existing.fingerprint), self._where)
                     if have is None or have.unit != recorded.unit:
                         raise ParameterError(
                             f"dataset {existing.name!r} ({fingerprint}) is already registered "
@@ -489,12 +342,12 @@ class Ledger:
                         )  # fmt: skip
                 return existing
             created = _now()
-            cursor = conn.execute(
-                _INSERT_DATASET,
+            (dataset_id,) = conn.execute(
+                _INSERT_DATASET + " RETURNING id",
                 (fingerprint, name, budget.epsilon, budget.delta, accountant, created),
-            )
+            ).fetchone()
             if recorded is not None:
-                insert_unit(conn, int(cursor.lastrowid or 0), _stamped(recorded, created))
+                insert_unit(conn, int(dataset_id), _stamped(recorded, created))
         return Dataset(fingerprint, name, budget, accountant, created)
 
     def _find(self, conn: sqlite3.Connection, fingerprint: str, *, versions: bool = True) -> Dataset | None:
@@ -515,7 +368,7 @@ class Ledger:
                 raise ParameterError(f"unknown accountant {accountant!r}")
         except DPDashError as error:
             raise LedgerError(
-                f"the ledger {self._path} holds an invalid dataset {name!r}: {error}"
+                f"the ledger {self._where} holds an invalid dataset {name!r}: {error}"
             ) from error
         return Dataset(fp, name, budget, accountant, created)
 
@@ -532,7 +385,7 @@ class Ledger:
         found = self.find_dataset(key)
         if found is None:
             raise ParameterError(
-                f"no dataset with fingerprint {key!r} in the ledger {self._path}; "
+                f"no dataset with fingerprint {key!r} in the ledger {self._where}; "
                 "register it with add_dataset"
             )
         return found
@@ -550,7 +403,7 @@ class Ledger:
         if not self._v2:
             return None
         with self._reading() as conn:
-            return read_unit(conn, self._dataset_id(conn, ds.fingerprint), self._path)
+            return read_unit(conn, self._dataset_id(conn, ds.fingerprint), self._where)
 
     def record_unit(
         self,
@@ -569,7 +422,7 @@ class Ledger:
         recorded = RecordedUnit(unit_of(unit), columns_tuple(columns), row_count(rows), _now())
         with self._transaction("record the unit of privacy") as conn:
             dataset_id = self._dataset_id(conn, ds.fingerprint)
-            have = read_unit(conn, dataset_id, self._path)
+            have = read_unit(conn, dataset_id, self._where)
             if have is not None:
                 if have.unit != recorded.unit:
                     raise ParameterError(
@@ -696,7 +549,7 @@ class Ledger:
     def _dataset_id(self, conn: sqlite3.Connection, fingerprint: str) -> int:
         row = conn.execute("SELECT id FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
         if row is None:
-            raise ParameterError(f"no dataset with fingerprint {fingerprint!r} in the ledger {self._path}")
+            raise ParameterError(f"no dataset with fingerprint {fingerprint!r} in the ledger {self._where}")
         return int(row[0])
 
     def _entries(self, conn: sqlite3.Connection, dataset_id: int, fingerprint: str) -> list[Entry]:
@@ -714,7 +567,7 @@ class Ledger:
                     event = event_from_dict(json.loads(text))
                 except (ValueError, TypeError, LookupError, AttributeError, RecursionError) as error:
                     raise LedgerError(
-                        f"the ledger {self._path} holds an unreadable entry {uid} (row {entry_id}): {error}"
+                        f"the ledger {self._where} holds an unreadable entry {uid} (row {entry_id}): {error}"
                     ) from error
                 fresh.append(Entry(uid, fingerprint, session, created, event))
             cached = cached + fresh
@@ -971,7 +824,8 @@ class Ledger:
         try:
             with self._transaction("create the ledger's signing key") as conn:
                 conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('signing_key', ?)", (new_private_key(),)
+                    "INSERT INTO meta (key, value) VALUES ('signing_key', ?) ON CONFLICT (key) DO NOTHING",
+                    (new_private_key(),),
                 )
                 row = conn.execute("SELECT value FROM meta WHERE key = 'signing_key'").fetchone()
         except LedgerError:
@@ -992,7 +846,9 @@ class Ledger:
         label = _text(label, "label", allow_empty=True)
         with self._transaction("trust the key") as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"{_TRUSTED_PREFIX}{key}", label)
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (f"{_TRUSTED_PREFIX}{key}", label),
             )
 
     def trusted_keys(self) -> dict[str, str]:
@@ -1088,8 +944,8 @@ class Ledger:
             self._need_v2("import the unit of privacy and versions")
         if published and not self._v3:
             raise LedgerError(
-                f"cannot import the released values: the ledger {self._path} is read-only at schema "
-                f"{2 if self._v2 else 1} (made by an older dpdash); open it once where it can be written to "
+                f"cannot import the released values: the ledger {self._where} is read-only at schema "
+                f"{self._store.schema} (made by an older dpdash); open it once where it can be written to "
                 "upgrade it. Nothing was imported"
             )
         with self._transaction("import the export") as conn:
@@ -1138,25 +994,25 @@ class Ledger:
                     "SELECT id, label, started_at FROM sessions WHERE uid = ?", (s.uid,)
                 ).fetchone()
                 if row is None:
-                    cursor = conn.execute(
-                        "INSERT INTO sessions (uid, label, started_at) VALUES (?, ?, ?)",
+                    (session_id,) = conn.execute(
+                        "INSERT INTO sessions (uid, label, started_at) VALUES (?, ?, ?) RETURNING id",
                         (s.uid, s.label, s.started_at),
-                    )
-                    session_ids[s.uid] = int(cursor.lastrowid or 0)
+                    ).fetchone()
+                    session_ids[s.uid] = int(session_id)
                 elif (row[1], row[2]) != (s.label, s.started_at):
                     raise LedgerError(
                         f"session {s.uid} differs between the export and this ledger; nothing was imported"
                     )
                 else:
                     session_ids[s.uid] = int(row[0])
-            # The entries already here, in one query (the export's uids as one JSON array parameter).
+            # The entries already here, in one query (the export's uids as one parameter).
+            among, uids = self._store.any_of("e.uid", [entry.uid for entry in entries])
             found = {
                 row[0]: row[1:]
                 for row in conn.execute(
                     "SELECT e.uid, e.dataset_id, e.created_at, e.event, s.uid FROM entries e "
-                    "LEFT JOIN sessions s ON s.id = e.session_id "
-                    "WHERE e.uid IN (SELECT value FROM json_each(?))",
-                    (json.dumps([entry.uid for entry in entries]),),
+                    f"LEFT JOIN sessions s ON s.id = e.session_id WHERE {among}",
+                    (uids,),
                 )
             }
             for uid, (row_dataset, created, text, session_uid) in found.items():
@@ -1205,7 +1061,7 @@ class Ledger:
         """Add the export's unit of privacy (if none is recorded here) and its versions (those not here);
         a different recorded unit, or a version whose table has another budget here, refuses the import."""
         if unit is not None:
-            have = read_unit(conn, dataset_id, self._path)
+            have = read_unit(conn, dataset_id, self._where)
             if have is None:
                 insert_unit(conn, dataset_id, unit)
             elif have.unit != unit.unit:
@@ -1319,39 +1175,5 @@ def _exceeded(
         remaining_epsilon=remaining,
         requested_epsilon=total,
     )
-
-
-def _check_ledger_tables(conn: sqlite3.Connection, path: Path) -> None:
-    advice = MOVE_AWAY
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    meta: dict[str, str] = {}
-    if "meta" in tables:
-        with contextlib.suppress(sqlite3.DatabaseError):
-            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    if meta.get("application") != APPLICATION:
-        shown = ", ".join(sorted(tables)[:5])
-        raise LedgerError(
-            f"{path} is not a dpdash ledger: it is another SQLite database (tables: {shown}). {advice}"
-        )
-    try:
-        version = int(meta.get("schema_version", ""))
-    except ValueError:
-        raise LedgerError(f"the ledger {path} has no valid schema version. {advice}") from None
-    if version > SCHEMA_VERSION:
-        raise LedgerError(
-            f"the ledger {path} was written by a newer dpdash (schema {version}; this one reads "
-            f"up to {SCHEMA_VERSION}). {advice}"
-        )
-    needed = {"datasets", "sessions", "entries"} | (TABLE_NAMES_V2 if version >= 2 else set())
-    needed |= TABLE_NAMES_V3 if version >= 3 else set()
-    if version < 1 or not needed <= tables:
-        raise LedgerError(f"the ledger {path} is incomplete (tables: {sorted(tables)}). {advice}")
-    triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    expected = _TRIGGERS | (TRIGGERS_V2 if version >= 2 else set()) | (TRIGGERS_V3 if version >= 3 else set())
-    if not triggers >= expected:
-        raise LedgerError(
-            f"the ledger {path} lacks its append-only triggers ({sorted(expected - triggers)}): "
-            f"its history may have been edited. {advice}"
-        )
 
 
