@@ -42,6 +42,7 @@ from dpdash.accounting.ledger import (
     ImportReport,
     Ledger,
     Session,
+    default_ledger_location,
     default_ledger_path,
     fingerprint,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "ZCDPEvent",
     "clear_caches",
     "cumulative_totals",
+    "default_ledger_location",
     "default_ledger_path",
     "drv_epsilon",
     "event_for",

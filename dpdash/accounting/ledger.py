@@ -8,19 +8,20 @@ else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``, or ``~/.local/share/dpdash/ledger.
 What it holds: datasets (a content fingerprint, a name, a total budget (ε, δ) and the accountant that
 keeps it, fixed at registration), sessions, and release entries (the event as JSON, the query, the
 mechanism, the time, the session), and (schema 2, ``versions``) the unit of privacy recorded with a
-budget, the versions that continue a budget and the owner's statements of a different population, and
-(schema 3, ``published``) the values each release published. None of it can be changed or deleted: the
+budget, the versions that continue a budget and the owner's statements of a different population,
+(schema 3, ``published``) the values each release published, and (schema 4, ``request_ids``) the request
+ids that make a release request sent again spend once. None of it can be changed or deleted: the
 storage's triggers refuse it, so the history is append-only even for other clients of the database. An
 older ledger is upgraded when opened (new tables only).
 
 This module holds the rules; the storage only runs its SQL. A spend is one write transaction: it locks the
-dataset (``Store.lock_dataset``; in SQLite, ``BEGIN IMMEDIATE`` has taken the file's one write lock),
-re-reads the dataset's entries, checks the total with the new release under the dataset's accountant, and
-records the entry, or refuses with ``BudgetExceededError`` and records nothing. The expensive part,
-composing the history, is done before the lock from a read snapshot; under it only what was added since is
-composed (``running``). Only the transaction holding the lock can spend, so concurrent spends (two browser
-tabs, twenty processes) never overspend; a process killed mid-spend leaves no partial entry (the
-transaction is rolled back). ``spend`` returns after the commit: hand out noisy values only after it returns.
+dataset (``Store.lock_dataset``; in SQLite, ``BEGIN IMMEDIATE`` has taken the file's one write lock), re-reads
+the dataset's entries, checks the total with the new release under the dataset's accountant, and records the
+entry, or refuses with ``BudgetExceededError`` and records nothing. The expensive part, composing the history,
+is done before the lock from a read snapshot; under it only what was added since is composed (``running``).
+Only the transaction holding the lock can spend, so concurrent spends (two browser tabs, twenty processes)
+never overspend; a process killed mid-spend leaves no partial entry (the transaction is rolled back).
+``spend`` returns after the commit: hand out noisy values only after it returns.
 
 A storage that is not a dpdash ledger (another database, random bytes, a corrupted or truncated ledger, one
 written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it. Exports
@@ -78,6 +79,7 @@ from dpdash.accounting.records import Budget, BudgetStatus, Dataset, Entry, Impo
 from dpdash.accounting.records import now as _now
 from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
+from dpdash.accounting.request_ids import insert_request, read_request, request_id_of
 from dpdash.accounting.signing import new_private_key, public_key, sign, valid_public_key
 from dpdash.accounting.storage import is_url, open_store
 from dpdash.accounting.storage.base import SCHEMA_VERSION, Connection, Store
@@ -324,6 +326,7 @@ class Ledger:
                 f"budget; give the budget a delta > 0 or choose one of {', '.join(able)}"
             )
         with self._transaction("register the dataset") as conn:
+            self._store.lock_ledger(conn)
             existing = self._find(conn, fingerprint)
             if existing is not None:
                 if existing.budget != budget or existing.accountant != accountant:
@@ -421,6 +424,7 @@ class Ledger:
         self._need_v2("record the unit of privacy")
         recorded = RecordedUnit(unit_of(unit), columns_tuple(columns), row_count(rows), _now())
         with self._transaction("record the unit of privacy") as conn:
+            self._store.lock_ledger(conn)
             dataset_id = self._dataset_id(conn, ds.fingerprint)
             have = read_unit(conn, dataset_id, self._where)
             if have is not None:
@@ -465,6 +469,7 @@ class Ledger:
             _text(reason, "reason"), _now(),
         )  # fmt: skip
         with self._transaction("link the version") as conn:
+            self._store.lock_ledger(conn)
             owner = resolve(conn, fingerprint)
             if owner is not None:
                 if owner == ds.fingerprint and fingerprint != ds.fingerprint:
@@ -487,6 +492,7 @@ class Ledger:
         fingerprint = _text(fingerprint, "fingerprint")
         statement = DistinctPopulation(fingerprint, ds.fingerprint, _text(reason.strip(), "reason"), _now())
         with self._transaction("record the statement") as conn:
+            self._store.lock_ledger(conn)
             if resolve(conn, fingerprint) is not None:
                 raise ParameterError(f"the table {fingerprint} already has a budget; nothing was recorded")
             insert_distinct(conn, self._dataset_id(conn, ds.fingerprint), statement)
@@ -601,6 +607,7 @@ class Ledger:
         event: PrivacyEvent,
         *,
         session: Session | str | None = None,
+        request_id: str | None = None,
     ) -> Entry:
         """Record one release, if it fits the dataset's budget: check and record in one transaction.
 
@@ -616,6 +623,8 @@ class Ledger:
             dataset: a ``Dataset`` or its fingerprint.
             event: the release's event (``event_for(mechanism, query=...)``).
             session: the session to attribute it to (a ``Session`` or its uid), or ``None``.
+            request_id: the request's idempotency key (``request_ids``), or ``None``: a call with an id
+                already recorded for this dataset records nothing and returns the first call's entry.
 
         Returns:
             The committed ``Entry``.
@@ -623,8 +632,9 @@ class Ledger:
         Raises:
             BudgetExceededError: the release does not fit; the message says what remains.
             UnsupportedEventError: the dataset's accountant cannot account for this kind of event.
+            ParameterError: ``request_id`` was recorded for other releases.
         """
-        return self.spend_many(dataset, [event], session=session)[0]
+        return self.spend_many(dataset, [event], session=session, request_id=request_id)[0]
 
     def spend_many(
         self,
@@ -632,10 +642,12 @@ class Ledger:
         events: Sequence[PrivacyEvent],
         *,
         session: Session | str | None = None,
+        request_id: str | None = None,
     ) -> list[Entry]:
         """Record several releases together (e.g. the pieces of a mean), all or none, as ``spend`` does
-        for one: one transaction, one budget check of the total with all of them."""
-        return self._spend(dataset, events, session, None)
+        for one: one transaction, one budget check of the total with all of them (and ``request_id``
+        as in ``spend``)."""
+        return self._spend(dataset, events, session, None, request_id)
 
     def _spend(
         self,
@@ -643,8 +655,12 @@ class Ledger:
         events: Sequence[PrivacyEvent],
         session: Session | str | None,
         record: dict[str, Any] | None,
+        request_id: str | None = None,
     ) -> list[Entry]:
         """``spend_many``, storing ``record`` (a release's published values) with the entries if given."""
+        request_id = request_id_of(request_id)
+        if request_id is not None:
+            self._need_schema(4, "record the request id")
         events = list(events)
         for event in events:
             if not isinstance(event, PrivacyEvent):
@@ -670,13 +686,19 @@ class Ledger:
                 (ds.fingerprint,),
             ).fetchone()
             dataset_id, name, budget = int(row[0]), row[1], Budget(row[2], row[3])
+            self._store.lock_dataset(conn, dataset_id)  # spends on this dataset, one at a time
             session_id = None
             if session_uid is not None:
                 found = conn.execute("SELECT id FROM sessions WHERE uid = ?", (session_uid,)).fetchone()
                 if found is None:
                     raise ParameterError(f"no session {session_uid!r} in the ledger; use start_session()")
                 session_id = int(found[0])
-            history = [entry.event for entry in self._entries(conn, dataset_id, ds.fingerprint)]
+            recorded = self._entries(conn, dataset_id, ds.fingerprint)
+            if request_id is not None:
+                uids = read_request(conn, dataset_id, request_id)
+                if uids is not None:  # sent again: the first call's outcome, nothing recorded
+                    return self._replayed(conn, dataset_id, ds, recorded, uids, events, record, request_id)
+            history = [entry.event for entry in recorded]
             # The decision, on the history as it is under the lock, from the kept state (running.py).
             if not running.fits(accountant, history, events, budget.delta, budget.epsilon):
                 refused = (name, budget, history)
@@ -694,6 +716,8 @@ class Ledger:
                 )
                 if record is not None:
                     insert_published(conn, [(entries[0].uid, record)])
+                if request_id is not None:
+                    insert_request(conn, dataset_id, request_id, [e.uid for e in entries], created)
                 if _before_commit is not None:
                     _before_commit()
         if refused is not None:
@@ -703,6 +727,34 @@ class Ledger:
             raise _exceeded(name, events, total, spent, budget, accountant.name)
         return entries
 
+    def _replayed(
+        self,
+        conn: Connection,
+        dataset_id: int,
+        ds: Dataset,
+        recorded: list[Entry],
+        uids: list[str],
+        events: list[PrivacyEvent],
+        record: dict[str, Any] | None,
+        request_id: str,
+    ) -> list[Entry]:
+        """The entries a request id recorded, if this call asks for the same releases (and, for a release,
+        the same values); else a ``ParameterError``: a second draw must not be published on one spend."""
+        by_uid = {entry.uid: entry for entry in recorded}
+        first = [by_uid[uid] for uid in uids if uid in by_uid]
+        same = len(first) == len(uids) and [entry.event for entry in first] == events
+        if same and record is not None:
+            same = read_published(conn, dataset_id).get(uids[0]) == json.loads(
+                json.dumps(record, ensure_ascii=False, allow_nan=False)
+            )
+        if not same:
+            raise ParameterError(
+                f"the request {request_id!r} was already recorded on dataset {ds.name!r} for other releases "
+                "or other values; nothing was recorded. Publish what was recorded for it "
+                "(Ledger.entries, Ledger.published), or send a new release with a new request_id."
+            )
+        return first
+
     def spend_release(
         self,
         dataset: Dataset | str,
@@ -710,6 +762,7 @@ class Ledger:
         *,
         session: Session | str | None = None,
         partition: tuple[str, str] | None = None,
+        request_id: str | None = None,
     ) -> list[Entry]:
         """Record a ``dpdash.release.Release`` (its events: ``events_for_release``), all or nothing.
 
@@ -722,6 +775,11 @@ class Ledger:
 
         The release's publishable record (``release.to_json()``: its noisy values and accuracy, never the
         true values) is stored in the same transaction, under the uid of its first entry: ``published``.
+
+        ``request_id`` (``request_ids``): a key the caller chose for this release before its first try. A
+        call with a key already recorded for this dataset records nothing and returns the first call's
+        entries (whose values are the ones to publish), so a request sent again after a lost connection
+        never spends twice; the same key with another release or other values is refused.
         """
         ds = self.dataset(dataset)
         record = record_of(release)
@@ -739,7 +797,8 @@ class Ledger:
                     f"refused: {problem}. The budget of dataset {ds.name!r} protects "
                     f"{recorded.unit.describe()}; a release must use that unit. Nothing was recorded."
                 )
-        return self._spend(ds, events_for_release(release, partition=partition), session, record)
+        events = events_for_release(release, partition=partition)
+        return self._spend(ds, events, session, record, request_id)
 
     def spend_mechanism(
         self,
@@ -949,6 +1008,7 @@ class Ledger:
                 "upgrade it. Nothing was imported"
             )
         with self._transaction("import the export") as conn:
+            self._store.lock_ledger(conn)
             existing = self._find(conn, ds.fingerprint, versions=False)
             owner = resolve(conn, ds.fingerprint) if self._v2 else None
             if existing is None and owner is not None:
@@ -987,6 +1047,7 @@ class Ledger:
                     f"{existing.accountant}; nothing was imported"
                 )
             dataset_id = self._dataset_id(conn, ds.fingerprint)
+            self._store.lock_dataset(conn, dataset_id)
             self._import_unit_and_versions(conn, dataset_id, ds, unit, versions)
             session_ids: dict[str, int] = {}
             for s in sessions:

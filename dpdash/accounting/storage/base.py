@@ -40,7 +40,7 @@ __all__ = [
     "first_meta",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION = "dpdash-ledger"
 
 #: The ledger's tables and their columns, in order, the same in every backend (the contract tests compare
@@ -61,12 +61,15 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "distinct_populations": ("id", "fingerprint", "looked_like", "reason", "created_at"),
     # schema 3 (``published``)
     "published": ("id", "entry_uid", "record"),
+    # schema 4 (``request_ids``)
+    "requests": ("id", "dataset_id", "request_id", "entry_uids", "created_at"),
 }  # fmt: skip
 #: The tables each schema version adds.
 TABLES_OF_SCHEMA: dict[int, frozenset[str]] = {
     1: frozenset({"meta", "datasets", "sessions", "entries"}),
     2: frozenset({"dataset_units", "dataset_versions", "distinct_populations"}),
     3: frozenset({"published"}),
+    4: frozenset({"requests"}),
 }
 #: Every table but ``meta`` is history: rows are added, never changed or deleted.
 APPEND_ONLY = tuple(table for table in COLUMNS if table != "meta")

@@ -110,6 +110,14 @@ _TABLES = {
         entry_uid TEXT NOT NULL UNIQUE REFERENCES entries(uid),
         record TEXT NOT NULL
     )""",
+    "requests": """CREATE TABLE requests (
+        id INTEGER PRIMARY KEY,
+        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+        request_id TEXT NOT NULL,
+        entry_uids TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (dataset_id, request_id)
+    )""",
 }
 _INDEXES = {"entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"]}
 _ACTIONS = (("UPDATE", "changed"), ("DELETE", "deleted"))
@@ -243,7 +251,7 @@ class SQLiteStore(Store):
 
     def _migrate(self) -> None:
         """Bring an older ledger to the current schema: each version adds append-only tables (2: those of
-        ``versions``, 3: ``published``); nothing old is changed. A ledger that cannot be
+        ``versions``, 3: ``published``, 4: ``requests``); nothing old is changed. A ledger that cannot be
         written stays as it is and reads as one with nothing of the newer kinds recorded (``schema``);
         recording them is refused with a message."""
         missing = [t for v in range(2, SCHEMA_VERSION + 1) for t in TABLES_OF_SCHEMA[v]]
