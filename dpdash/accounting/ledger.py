@@ -3,7 +3,9 @@
 Where it lives: the location given to ``Ledger(location)``; else the ``DPDASH_LEDGER`` environment variable;
 else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``, or ``~/.local/share/dpdash/ledger.sqlite`` when
 ``XDG_DATA_HOME`` is unset (``default_ledger_location()``). The storage (``storage``) is an SQLite file
-(``storage.sqlite``: its folder created 0700, the file's safety in ``ledger_file``).
+(``storage.sqlite``: its folder created 0700, the file's safety in ``ledger_file``), or, for a location
+``postgresql://user@host:port/database``, a PostgreSQL database that many processes and machines share
+(``storage.postgres``: the password from the URL or libpq's ``PGPASSWORD``/``~/.pgpass``, never shown).
 
 What it holds: datasets (a content fingerprint, a name, a total budget (ε, δ) and the accountant that
 keeps it, fixed at registration), sessions, and release entries (the event as JSON, the query, the
@@ -15,13 +17,14 @@ storage's triggers refuse it, so the history is append-only even for other clien
 older ledger is upgraded when opened (new tables only).
 
 This module holds the rules; the storage only runs its SQL. A spend is one write transaction: it locks the
-dataset (``Store.lock_dataset``; in SQLite, ``BEGIN IMMEDIATE`` has taken the file's one write lock), re-reads
-the dataset's entries, checks the total with the new release under the dataset's accountant, and records the
-entry, or refuses with ``BudgetExceededError`` and records nothing. The expensive part, composing the history,
-is done before the lock from a read snapshot; under it only what was added since is composed (``running``).
-Only the transaction holding the lock can spend, so concurrent spends (two browser tabs, twenty processes)
-never overspend; a process killed mid-spend leaves no partial entry (the transaction is rolled back).
-``spend`` returns after the commit: hand out noisy values only after it returns.
+dataset (``Store.lock_dataset``: in PostgreSQL its row, ``FOR UPDATE``; in SQLite, ``BEGIN IMMEDIATE`` has
+taken the file's one write lock), re-reads the dataset's entries, checks the total with the new release under
+the dataset's accountant, and records the entry, or refuses with ``BudgetExceededError`` and records nothing.
+The expensive part, composing the history, is done before the lock from a read snapshot; under it only what
+was added since is composed (``running``). Only the transaction holding the lock can spend, so concurrent
+spends (two browser tabs, twenty processes) never overspend; a process killed mid-spend leaves no partial
+entry (the transaction is rolled back). ``spend`` returns after the commit: hand out noisy values only after
+it returns.
 
 A storage that is not a dpdash ledger (another database, random bytes, a corrupted or truncated ledger, one
 written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it. Exports
@@ -202,7 +205,8 @@ class Ledger:
     """The budget ledger (see the module docstring for where and how).
 
     Args:
-        path: the ledger's location: a file path (SQLite); ``None`` for ``default_ledger_location()``.
+        path: the ledger's location: a file path (SQLite) or a ``postgresql://`` URL (PostgreSQL);
+            ``None`` for ``default_ledger_location()``.
         timeout: seconds to wait for another process's lock before giving up.
 
     Raises:
