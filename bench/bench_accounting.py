@@ -104,7 +104,7 @@ def fill_ledger(ledger: Ledger, events: list[PrivacyEvent]) -> str:
     ]
     document = {
         "format": ledger_module.EXPORT_FORMAT,
-        "schema_version": ledger_module.SCHEMA_VERSION,
+        "schema_version": ledger_module.EXPORT_VERSION,
         "exported_at": ledger_module._now(),
         "dataset": ledger_module._dataset_record(dataset),
         "sessions": [],

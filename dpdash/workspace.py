@@ -75,13 +75,16 @@ class WorkspaceError(DPDashError):
 
 
 def default_workspace_path() -> Path:
-    """``$DPDASH_WORKSPACE``; else the ledger's path with ``.workspace`` added (beside the ledger)."""
+    """``$DPDASH_WORKSPACE``; else the ledger's path with ``.workspace`` added (beside the ledger); for a
+    PostgreSQL ledger, ``workspace`` in dpdash's folder on this machine (``local_data_folder()``)."""
     configured = os.environ.get("DPDASH_WORKSPACE", "").strip()
     if configured:
         return Path(configured).expanduser()
-    from dpdash.accounting import default_ledger_path
+    from dpdash.accounting.ledger import default_ledger_location, local_data_folder
 
-    ledger = default_ledger_path()
+    ledger = default_ledger_location()
+    if isinstance(ledger, str):  # a PostgreSQL ledger: the workspace stays on this machine
+        return local_data_folder() / "workspace"
     return ledger.with_name(ledger.name + ".workspace")
 
 

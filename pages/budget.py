@@ -37,7 +37,9 @@ def _report(
 st.title("Budget")
 table = active_table()
 record = registered_or_stop(table)
-st.caption(f"Table: **{md(table.name)}** · ledger file: `{ledger().path}`")
+handle = ledger()
+where = f"ledger file: `{handle.path}`" if handle.path is not None else f"ledger: `{handle.location}`"
+st.caption(f"Table: **{md(table.name)}** · {where}")
 if record is None:
     st.info("No budget is set for this table yet: set one on the **Data** page.", icon=":material/info:")
     st.stop()

@@ -270,7 +270,8 @@ def stored(table: ActiveTable) -> StoredTable | None:
 
 
 def ledger() -> Ledger:
-    """This session's handle on the persistent ledger (path: $DPDASH_LEDGER or the default)."""
+    """This session's handle on the persistent ledger ($DPDASH_LEDGER, a file or a postgresql:// URL, or
+    the default file)."""
     handle = st.session_state.get(_LEDGER)
     if handle is None:
         handle = Ledger()

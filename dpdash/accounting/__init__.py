@@ -5,8 +5,9 @@
   (Kairouz–Oh–Viswanath), ``zcdp`` (with the Canonne–Kamath–Steinke conversion), ``rdp`` and ``pld`` (via
   Google's dp_accounting), and ``tightest`` (the minimum of them all). Each answers "total ε at δ" and
   "total δ at ε" for a list of events; group privacy applies to any total.
-- ``Ledger``: datasets with budgets, sessions and releases in one SQLite file; a spend checks and records
-  in one transaction, or raises ``BudgetExceededError`` saying what remains.
+- ``Ledger``: datasets with budgets, sessions and releases in one SQLite file, or in a PostgreSQL database
+  shared by many processes (``Ledger("postgresql://...")``); a spend checks and records in one
+  transaction, or raises ``BudgetExceededError`` saying what remains.
 - Planning: ``plan`` (PSI-style allocation of what remains), ``what_if``, ``max_releases``.
 
 >>> from dpdash import Laplace
@@ -42,6 +43,7 @@ from dpdash.accounting.ledger import (
     ImportReport,
     Ledger,
     Session,
+    default_ledger_location,
     default_ledger_path,
     fingerprint,
 )
@@ -99,6 +101,7 @@ __all__ = [
     "ZCDPEvent",
     "clear_caches",
     "cumulative_totals",
+    "default_ledger_location",
     "default_ledger_path",
     "drv_epsilon",
     "event_for",

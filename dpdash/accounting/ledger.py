@@ -1,29 +1,35 @@
-"""The persistent privacy-budget ledger: one SQLite file, append-only, one transaction per spend.
+"""The persistent privacy-budget ledger: append-only, one transaction per spend, budget rules written once.
 
-Where it lives: the path given to ``Ledger(path)``; else the ``DPDASH_LEDGER`` environment variable; else
-``$XDG_DATA_HOME/dpdash/ledger.sqlite``, or ``~/.local/share/dpdash/ledger.sqlite`` when ``XDG_DATA_HOME`` is
-unset (``default_ledger_path()``). The folder is created (mode 0700) if missing.
+Where it lives: the location given to ``Ledger(location)``; else the ``DPDASH_LEDGER`` environment variable;
+else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``, or ``~/.local/share/dpdash/ledger.sqlite`` when
+``XDG_DATA_HOME`` is unset (``default_ledger_location()``). The storage (``storage``) is an SQLite file
+(``storage.sqlite``: its folder created 0700, the file's safety in ``ledger_file``), or, for a location
+``postgresql://user@host:port/database``, a PostgreSQL database that many processes and machines share
+(``storage.postgres``: the password from the URL or libpq's ``PGPASSWORD``/``~/.pgpass``, never shown).
 
 What it holds: datasets (a content fingerprint, a name, a total budget (ε, δ) and the accountant that
 keeps it, fixed at registration), sessions, and release entries (the event as JSON, the query, the
 mechanism, the time, the session), and (schema 2, ``versions``) the unit of privacy recorded with a
-budget, the versions that continue a budget and the owner's statements of a different population. None of
-it can be changed or deleted: SQLite triggers refuse it, so the history is append-only even for other
-SQLite clients. A schema-1 ledger is upgraded when opened (new tables only).
+budget, the versions that continue a budget and the owner's statements of a different population,
+(schema 3, ``published``) the values each release published, and (schema 4, ``request_ids``) the request
+ids that make a release request sent again spend once. None of it can be changed or deleted: the
+storage's triggers refuse it, so the history is append-only even for other clients of the database. An
+older ledger is upgraded when opened (new tables only).
 
-A spend is one ``BEGIN IMMEDIATE`` transaction: it takes the write lock, re-reads the dataset's entries,
-checks the total with the new release under the dataset's accountant, and records the entry, or refuses with
-``BudgetExceededError`` and records nothing. The expensive part, composing the history, is done before the
-lock from a read snapshot; under it only what was added since is composed (``running``). Only the process
-holding the lock can spend, so concurrent spends (two browser tabs, twenty processes) never overspend; a
-process killed mid-spend leaves no partial entry (SQLite's journal rolls it back). ``spend`` returns after the
-commit: hand out noisy values only after it returns.
+This module holds the rules; the storage only runs its SQL. A spend is one write transaction: it locks the
+dataset (``Store.lock_dataset``: in PostgreSQL its row, ``FOR UPDATE``; in SQLite, ``BEGIN IMMEDIATE`` has
+taken the file's one write lock), re-reads the dataset's entries, checks the total with the new release under
+the dataset's accountant, and records the entry, or refuses with ``BudgetExceededError`` and records nothing.
+The expensive part, composing the history, is done before the lock from a read snapshot; under it only what
+was added since is composed (``running``). Only the transaction holding the lock can spend, so concurrent
+spends (two browser tabs, twenty processes) never overspend; a process killed mid-spend leaves no partial
+entry (the transaction is rolled back). ``spend`` returns after the commit: hand out noisy values only after
+it returns.
 
-A file that is not a dpdash ledger (another SQLite database, random bytes, a corrupted or truncated
-ledger, one written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it.
-The file is opened only through SQLite, a marker beside it remembers it, and every transaction checks that
-the path is still the file that was opened (``ledger_file``). Exports are signed with the ledger's Ed25519
-key (``signing``), and an import only ever makes a dataset's record more conservative (``import_json``).
+A storage that is not a dpdash ledger (another database, random bytes, a corrupted or truncated ledger, one
+written by a newer dpdash) is refused with a ``LedgerError`` before anything is written to it. Exports
+(``exports``) are signed with the ledger's Ed25519 key (``signing``), and an import only ever makes a
+dataset's record more conservative (``import_json``).
 
 >>> import tempfile, pathlib
 >>> from dpdash import Laplace
@@ -43,18 +49,14 @@ import json
 import math
 import os
 import sqlite3
-import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dpdash import _validation as check
 from dpdash.accounting import running
-from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
-from dpdash.accounting.basic import basic_sums
+from dpdash.accounting.accountant import PrivacyTotal
 from dpdash.accounting.events import (
     PrivacyEvent,
     canonical_json,
@@ -62,32 +64,29 @@ from dpdash.accounting.events import (
     event_from_dict,
     events_for_release,
 )
-from dpdash.accounting.ledger_file import (
-    MOVE_AWAY,
-    check_same_file,
-    file_identity,
-    file_size,
-    folder_writable,
-    prepare_folder,
-    read_marker,
-    refuse_lost_history,
-    sqlite_problem,
-    write_marker,
+from dpdash.accounting.exports import (
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
+    parse_export,
+    same_event,
 )
+from dpdash.accounting.exports import dataset_record as _dataset_record
+from dpdash.accounting.exports import entry_record as _entry_record
+from dpdash.accounting.exports import totals_record as _totals_record
 from dpdash.accounting.published import (
-    SCHEMA_V3,
-    TABLE_NAMES_V3,
-    TRIGGERS_V3,
     insert_published,
     read_published,
     record_of,
 )
+from dpdash.accounting.records import Budget, BudgetStatus, Dataset, Entry, ImportReport, Session
+from dpdash.accounting.records import now as _now
+from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
-from dpdash.accounting.signing import new_private_key, public_key, sign, signed_by, valid_public_key
+from dpdash.accounting.request_ids import insert_request, read_request, request_id_of
+from dpdash.accounting.signing import new_private_key, public_key, sign, valid_public_key
+from dpdash.accounting.storage import is_url, open_store
+from dpdash.accounting.storage.base import SCHEMA_VERSION, Connection, Store
 from dpdash.accounting.versions import (
-    SCHEMA_V2,
-    TABLE_NAMES_V2,
-    TRIGGERS_V2,
     DistinctPopulation,
     LookAlike,
     RecordedUnit,
@@ -124,13 +123,12 @@ __all__ = [
     "ImportReport",
     "Ledger",
     "Session",
+    "default_ledger_location",
     "default_ledger_path",
     "fingerprint",
+    "local_data_folder",
 ]
 
-SCHEMA_VERSION = 3
-APPLICATION = "dpdash-ledger"
-EXPORT_FORMAT = "dpdash-ledger-export"
 DEFAULT_ACCOUNTANT = "tightest"
 # Keys this ledger trusts live in its meta table as ('trusted_key:ed25519:<hex>', label).
 _TRUSTED_PREFIX = "trusted_key:"
@@ -138,50 +136,6 @@ _TRUSTED_PREFIX = "trusted_key:"
 # Tests set this to pause a spend after its entry is written and before the commit (to kill the process
 # there). It is called with the write lock held.
 _before_commit: Callable[[], None] | None = None
-
-_TABLES = [
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE datasets (
-        id INTEGER PRIMARY KEY,
-        fingerprint TEXT NOT NULL UNIQUE,
-        name TEXT NOT NULL,
-        budget_epsilon REAL NOT NULL CHECK (budget_epsilon > 0),
-        budget_delta REAL NOT NULL CHECK (budget_delta >= 0 AND budget_delta < 1),
-        accountant TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    """CREATE TABLE sessions (
-        id INTEGER PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        label TEXT NOT NULL,
-        started_at TEXT NOT NULL
-    )""",
-    """CREATE TABLE entries (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        uid TEXT NOT NULL UNIQUE,
-        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-        session_id INTEGER REFERENCES sessions(id),
-        created_at TEXT NOT NULL,
-        query TEXT NOT NULL,
-        mechanism TEXT NOT NULL,
-        epsilon REAL,
-        delta REAL,
-        rho REAL,
-        event TEXT NOT NULL
-    )""",
-    "CREATE INDEX entries_by_dataset ON entries (dataset_id, id)",
-]
-# Append-only, enforced by SQLite itself (also against other SQLite clients).
-_SCHEMA = _TABLES + [
-    f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
-    f"BEGIN SELECT RAISE(ABORT, 'the dpdash ledger is append-only: {table} cannot be {verb}'); END"
-    for table in ("datasets", "sessions", "entries")
-    for action, verb in (("UPDATE", "changed"), ("DELETE", "deleted"))
-]
-_TRIGGERS = {
-    f"{table}_no_{action}" for table in ("datasets", "sessions", "entries") for action in ("update", "delete")
-}
-
 
 _DATASET_COLUMNS = "fingerprint, name, budget_epsilon, budget_delta, accountant, created_at"
 _INSERT_DATASET = f"INSERT INTO datasets ({_DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
@@ -191,15 +145,41 @@ _INSERT_ENTRY = (
 )
 
 
-def default_ledger_path() -> Path:
-    """``$DPDASH_LEDGER``; else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``; else
-    ``~/.local/share/dpdash/ledger.sqlite``."""
+def default_ledger_location() -> str | Path:
+    """What ``Ledger()`` opens: ``$DPDASH_LEDGER`` (a file path, or a ``postgresql://`` URL, returned as
+    text); else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``; else ``~/.local/share/dpdash/ledger.sqlite``."""
     configured = os.environ.get("DPDASH_LEDGER", "").strip()
+    if is_url(configured):
+        return configured
     if configured:
         return Path(configured).expanduser()
+    return local_data_folder() / "ledger.sqlite"
+
+
+def default_ledger_path() -> Path:
+    """The ledger file ``Ledger()`` opens: ``$DPDASH_LEDGER``; else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``;
+    else ``~/.local/share/dpdash/ledger.sqlite``.
+
+    Raises:
+        LedgerError: ``$DPDASH_LEDGER`` names a PostgreSQL ledger, which is not a file
+            (``default_ledger_location``).
+    """
+    location = default_ledger_location()
+    if isinstance(location, str):
+        from dpdash.engines.postgres import redact
+
+        raise LedgerError(
+            f"DPDASH_LEDGER names a PostgreSQL ledger ({redact(location)}), not a file; open it with "
+            "Ledger() or Ledger(url)"
+        )
+    return location
+
+
+def local_data_folder() -> Path:
+    """dpdash's folder on this machine: ``$XDG_DATA_HOME/dpdash``, else ``~/.local/share/dpdash``."""
     xdg = os.environ.get("XDG_DATA_HOME", "").strip()
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
-    return base / "dpdash" / "ledger.sqlite"
+    return base / "dpdash"
 
 
 def fingerprint(data: Any) -> str:
@@ -221,282 +201,61 @@ def fingerprint(data: Any) -> str:
     raise ParameterTypeError(f"data must be bytes or a pandas DataFrame, got {type(data).__name__}")
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """A dataset's total privacy budget: (ε, δ)-DP for everything ever released from it.
-
-    Args:
-        epsilon: ε > 0.
-        delta: δ in [0, 1); 0 for a pure-DP budget.
-    """
-
-    epsilon: float
-    delta: float = 0.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        delta = check.non_negative_finite(self.delta, "delta")
-        if delta >= 1.0:
-            raise ParameterError(f"delta must be a number in [0, 1), got delta={self.delta!r}")
-        object.__setattr__(self, "delta", delta)
-
-
-@dataclass(frozen=True, slots=True)
-class Dataset:
-    """A registered dataset: its fingerprint, name, budget and accountant (fixed at registration)."""
-
-    fingerprint: str
-    name: str
-    budget: Budget
-    accountant: str
-    created_at: str
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """A working session (e.g. one browser session of the app) that releases are attributed to."""
-
-    uid: str
-    label: str
-    started_at: str
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One committed release: ``event`` is what the accountants read."""
-
-    uid: str
-    dataset: str  # fingerprint
-    session: str | None  # session uid
-    created_at: str
-    event: PrivacyEvent
-
-    @property
-    def query(self) -> str:
-        return self.event.query
-
-    @property
-    def mechanism(self) -> str:
-        return self.event.mechanism
-
-    @property
-    def epsilon(self) -> float | None:
-        return self.event.epsilon
-
-    @property
-    def delta(self) -> float | None:
-        return self.event.delta
-
-
-@dataclass(frozen=True, slots=True)
-class BudgetStatus:
-    """Where a dataset's budget stands under its accountant.
-
-    Attributes:
-        budget: the total budget.
-        spent: the composed total of its entries at the budget's δ.
-        remaining_epsilon: budget ε − spent ε (never below 0).
-        entries: how many releases were recorded.
-    """
-
-    budget: Budget
-    spent: PrivacyTotal
-    remaining_epsilon: float
-    entries: int
-
-    @property
-    def exhausted(self) -> bool:
-        return self.remaining_epsilon <= self.budget.epsilon * REL_SLACK
-
-
-@dataclass(frozen=True, slots=True)
-class ImportReport:
-    """What an import did: ``added`` new entries, ``present`` already in this ledger.
-
-    ``signed_by`` is the public key whose valid signature the export carried (``None``: unsigned), and
-    ``trusted`` whether that key is this ledger's own or one it trusts (``Ledger.trust_key``). ``values``
-    counts the export's release records (published values) it took, stored now or already here: only a
-    trusted export's are taken, since an unverified file's values could have been edited; ``values_left``
-    counts those it did not take.
-    """
-
-    dataset: Dataset
-    added: int
-    present: int
-    over_budget: bool
-    signed_by: str | None = None
-    trusted: bool = False
-    values: int = 0
-    values_left: int = 0
-
-    @property
-    def origin(self) -> str:
-        """What the import could rely on, in words."""
-        if self.signed_by is None:
-            return (
-                "The export was unsigned, so nothing proves where it came from: it could only add releases "
-                "to a table this ledger already had."
-            )
-        if self.trusted:
-            return f"The export was signed by {self.signed_by}, a key this ledger trusts."
-        return (
-            f"The export was signed by {self.signed_by}, a key this ledger does not trust: it could only add "
-            "releases to a table this ledger already had."
-        )
-
-
-def _finite_or_text(value: float) -> float | str:
-    return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-
-
-def _from_finite_or_text(value: Any, what: str) -> float:
-    if isinstance(value, str) and value in ("inf", "-inf"):
-        return math.inf if value == "inf" else -math.inf
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    raise LedgerError(f"the export's {what} must be a number, got {value!r}")
-
-
 class Ledger:
-    """The budget ledger in one SQLite file (see the module docstring for where and how).
+    """The budget ledger (see the module docstring for where and how).
 
     Args:
-        path: the ledger file; ``None`` for ``default_ledger_path()``.
-        timeout: seconds to wait for another process's write lock before giving up.
+        path: the ledger's location: a file path (SQLite) or a ``postgresql://`` URL (PostgreSQL);
+            ``None`` for ``default_ledger_location()``.
+        timeout: seconds to wait for another process's lock before giving up.
 
     Raises:
-        LedgerError: the file exists but is not a dpdash ledger this version can read (it is left as it was).
+        LedgerError: the storage exists but is not a dpdash ledger this version can read (it is left as it
+            was), or cannot be reached.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 60.0) -> None:
-        self._path = Path(path).expanduser() if path is not None else default_ledger_path()
         self._timeout = check.positive_finite(timeout, "timeout")
-        self._lock = threading.RLock()
+        self._store: Store = open_store(default_ledger_location() if path is None else path, timeout=timeout)
+        self._where = self._store.location
         # Entries are immutable, so parsed ones are cached per dataset id: (last entry id, entries).
         self._cache: dict[int, tuple[int, list[Entry]]] = {}
-        self._ready = False  # until the schema is there, the file may be empty
-        # The ledger file is only ever opened through SQLite (see ledger_file's module docstring).
-        prepare_folder(self._path)
-        marker = read_marker(self._path)
-        size = file_size(self._path)
-        if marker is not None and not size:
-            what = "is missing" if size is None else "is empty (0 bytes)"
-            raise refuse_lost_history(self._path, marker, what)
-        try:
-            self._conn = sqlite3.connect(
-                str(self._path), timeout=self._timeout, isolation_level=None, check_same_thread=False
+
+    def _need_schema(self, version: int, doing: str) -> None:
+        if self._store.schema < version:
+            raise LedgerError(
+                f"cannot {doing}: the ledger {self._where} is read-only at schema {self._store.schema} (made "
+                "by an older dpdash); open it once where it can be written to upgrade it"
             )
-        except sqlite3.Error as error:
-            raise sqlite_problem(error, self._path, "open the ledger") from error
-        try:
-            identity = file_identity(self._path)
-            if identity is None:
-                raise LedgerError(f"the ledger {self._path} vanished while it was being opened")
-            self._opened = identity
-            self._open_schema(marker)
-        except sqlite3.Error as error:
-            self._conn.close()
-            raise sqlite_problem(error, self._path, "open the ledger") from error
-        except BaseException:
-            self._conn.close()
-            raise
-
-    def _open_schema(self, marker: dict[str, str] | None) -> None:
-        """Check (or create) the schema, reconcile the marker, and switch to WAL."""
-        conn = self._conn
-        conn.execute("PRAGMA foreign_keys = ON")
-        if not self._table_names():
-            if marker is not None:
-                raise refuse_lost_history(self._path, marker, "holds no ledger tables")
-            # A new (or empty) file: create the schema under the write lock, unless another process
-            # created it first.
-            with self._transaction("create the ledger"):
-                if not self._table_names():
-                    for statement in _SCHEMA + SCHEMA_V2 + SCHEMA_V3:
-                        conn.execute(statement)
-                    conn.executemany(
-                        "INSERT INTO meta (key, value) VALUES (?, ?)",
-                        [
-                            ("application", APPLICATION),
-                            ("schema_version", str(SCHEMA_VERSION)),
-                            ("created_at", _now()),
-                            ("ledger_id", uuid.uuid4().hex),
-                            ("signing_key", new_private_key()),
-                        ],
-                    )
-        else:
-            result = conn.execute("PRAGMA quick_check").fetchone()
-            if result is None or result[0] != "ok":
-                raise LedgerError(
-                    f"the ledger {self._path} is corrupted (SQLite's quick_check: {result}). {MOVE_AWAY}"
-                )
-        _check_ledger_tables(conn, self._path)
-        self._migrate()
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        # Ledgers made before ledger ids existed are known by their creation time.
-        ledger_id = meta.get("ledger_id") or f"created-{meta.get('created_at', '')}"
-        if marker is None:
-            try:
-                write_marker(self._path, ledger_id, meta.get("created_at", ""))
-            except LedgerError:
-                if folder_writable(self._path.parent):
-                    raise
-                # A read-only folder: nothing can be recorded here, and nothing can be lost either.
-        elif marker["ledger_id"] != ledger_id:
-            raise refuse_lost_history(self._path, marker, f"holds another ledger ({ledger_id})")
-        # WAL: readers never wait for a writer; FULL: a committed spend survives a power cut.
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = FULL")
-        self._ready = True
-
-    def _migrate(self) -> None:
-        """Bring an older ledger to the current schema: schema 2 adds the append-only tables of ``versions``,
-        schema 3 the one of ``published``; nothing old is changed. A ledger that cannot be written stays as
-        it is and reads as one with nothing of the newer kinds recorded; recording them is refused with a
-        message."""
-        upgrades = ((TABLE_NAMES_V2, SCHEMA_V2), (TABLE_NAMES_V3, SCHEMA_V3))
-        if any(not self._table_names() >= names for names, _ in upgrades):
-            try:
-                with self._transaction(f"upgrade the ledger to schema {SCHEMA_VERSION}") as conn:
-                    for names, statements in upgrades:
-                        if not self._table_names() >= names:
-                            for statement in statements:
-                                conn.execute(statement)
-                    conn.execute(
-                        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-                    )
-            except LedgerError:
-                if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
-                    raise
-                # read-only: stays at its schema
-        tables = self._table_names()
-        self._v2, self._v3 = tables >= TABLE_NAMES_V2, tables >= TABLE_NAMES_V3
 
     def _need_v2(self, doing: str) -> None:
-        if not self._v2:
-            raise LedgerError(
-                f"cannot {doing}: the ledger {self._path} is read-only at schema 1 (made by an older "
-                "dpdash); open it once where it can be written to upgrade it"
-            )
+        self._need_schema(2, doing)
+
+    @property
+    def _v2(self) -> bool:
+        return self._store.schema >= 2
+
+    @property
+    def _v3(self) -> bool:
+        return self._store.schema >= 3
 
     # ---- plumbing --------------------------------------------------------------------------------
     @property
-    def path(self) -> Path:
-        """The ledger file."""
-        return self._path
+    def path(self) -> Path | None:
+        """The ledger file (SQLite); ``None`` for a ledger in PostgreSQL."""
+        return self._store.path
+
+    @property
+    def location(self) -> str:
+        """Where the ledger is, for people: its file, or its PostgreSQL URL without the password."""
+        return self._where
 
     def __repr__(self) -> str:
-        return f"Ledger({str(self._path)!r})"
+        return f"Ledger({self._where!r})"
 
     def close(self) -> None:
-        """Close the connection (committed entries are already on disk)."""
-        with self._lock:
-            self._conn.close()
+        """Close the connection (committed entries are already stored)."""
+        self._store.close()
 
     def __enter__(self) -> Ledger:
         return self
@@ -504,50 +263,18 @@ class Ledger:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _table_names(self) -> set[str]:
-        return {row[0] for row in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    @contextlib.contextmanager
+    def _transaction(self, doing: str = "write to the ledger") -> Iterator[Connection]:
+        """A write transaction of the storage (``Store.transaction``): committed when the block ends, rolled
+        back if it raises; the storage's errors become ``LedgerError`` messages that say what to do."""
+        with self._store.transaction(doing) as conn:
+            yield conn
 
     @contextlib.contextmanager
-    def _transaction(self, doing: str = "write to the ledger") -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE (the write lock, waiting up to ``timeout``) ... COMMIT, or ROLLBACK on error.
-
-        The path must still be the file this handle opened (checked once the lock is held, and again just
-        before the commit); SQLite's errors become ``LedgerError`` messages that say what to do.
-        """
-        with self._lock:
-            check_same_file(self._path, self._opened, may_be_empty=not self._ready)
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as error:
-                raise sqlite_problem(error, self._path, doing) from error
-            try:
-                yield self._conn
-                check_same_file(self._path, self._opened, may_be_empty=not self._ready)
-                self._conn.execute("COMMIT")
-            except BaseException as error:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-                if isinstance(error, sqlite3.Error):
-                    raise sqlite_problem(error, self._path, doing) from error
-                raise
-
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for several reads (a deferred read transaction) of the file this handle
-        opened; SQLite's errors become ``LedgerError`` messages."""
-        with self._lock:
-            check_same_file(self._path, self._opened)
-            try:
-                self._conn.execute("BEGIN")
-            except sqlite3.Error as error:
-                raise sqlite_problem(error, self._path, "read the ledger") from error
-            try:
-                yield self._conn
-            except sqlite3.Error as error:
-                raise sqlite_problem(error, self._path, "read the ledger") from error
-            finally:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("COMMIT")
+    def _reading(self) -> Iterator[Connection]:
+        """A consistent snapshot for several reads (``Store.reading``)."""
+        with self._store.reading() as conn:
+            yield conn
 
     # ---- datasets and sessions -------------------------------------------------------------------
     def add_dataset(
@@ -603,6 +330,7 @@ class Ledger:
                 f"budget; give the budget a delta > 0 or choose one of {', '.join(able)}"
             )
         with self._transaction("register the dataset") as conn:
+            self._store.lock_ledger(conn)
             existing = self._find(conn, fingerprint)
             if existing is not None:
                 if existing.budget != budget or existing.accountant != accountant:
@@ -612,7 +340,7 @@ class Ledger:
                         f"{existing.accountant} accountant; a dataset's budget and accountant are fixed"
                     )
                 if recorded is not None:
-                    have = read_unit(conn, self._dataset_id(conn, existing.fingerprint), self._path)
+                    have = read_unit(conn, self._dataset_id(conn, existing.fingerprint), self._where)
                     if have is None or have.unit != recorded.unit:
                         raise ParameterError(
                             f"dataset {existing.name!r} ({fingerprint}) is already registered "
@@ -621,12 +349,12 @@ class Ledger:
                         )  # fmt: skip
                 return existing
             created = _now()
-            cursor = conn.execute(
-                _INSERT_DATASET,
+            (dataset_id,) = conn.execute(
+                _INSERT_DATASET + " RETURNING id",
                 (fingerprint, name, budget.epsilon, budget.delta, accountant, created),
-            )
+            ).fetchone()
             if recorded is not None:
-                insert_unit(conn, int(cursor.lastrowid or 0), _stamped(recorded, created))
+                insert_unit(conn, int(dataset_id), _stamped(recorded, created))
         return Dataset(fingerprint, name, budget, accountant, created)
 
     def _find(self, conn: sqlite3.Connection, fingerprint: str, *, versions: bool = True) -> Dataset | None:
@@ -647,7 +375,7 @@ class Ledger:
                 raise ParameterError(f"unknown accountant {accountant!r}")
         except DPDashError as error:
             raise LedgerError(
-                f"the ledger {self._path} holds an invalid dataset {name!r}: {error}"
+                f"the ledger {self._where} holds an invalid dataset {name!r}: {error}"
             ) from error
         return Dataset(fp, name, budget, accountant, created)
 
@@ -664,7 +392,7 @@ class Ledger:
         found = self.find_dataset(key)
         if found is None:
             raise ParameterError(
-                f"no dataset with fingerprint {key!r} in the ledger {self._path}; "
+                f"no dataset with fingerprint {key!r} in the ledger {self._where}; "
                 "register it with add_dataset"
             )
         return found
@@ -682,7 +410,7 @@ class Ledger:
         if not self._v2:
             return None
         with self._reading() as conn:
-            return read_unit(conn, self._dataset_id(conn, ds.fingerprint), self._path)
+            return read_unit(conn, self._dataset_id(conn, ds.fingerprint), self._where)
 
     def record_unit(
         self,
@@ -700,8 +428,9 @@ class Ledger:
         self._need_v2("record the unit of privacy")
         recorded = RecordedUnit(unit_of(unit), columns_tuple(columns), row_count(rows), _now())
         with self._transaction("record the unit of privacy") as conn:
+            self._store.lock_ledger(conn)
             dataset_id = self._dataset_id(conn, ds.fingerprint)
-            have = read_unit(conn, dataset_id, self._path)
+            have = read_unit(conn, dataset_id, self._where)
             if have is not None:
                 if have.unit != recorded.unit:
                     raise ParameterError(
@@ -744,6 +473,7 @@ class Ledger:
             _text(reason, "reason"), _now(),
         )  # fmt: skip
         with self._transaction("link the version") as conn:
+            self._store.lock_ledger(conn)
             owner = resolve(conn, fingerprint)
             if owner is not None:
                 if owner == ds.fingerprint and fingerprint != ds.fingerprint:
@@ -766,6 +496,7 @@ class Ledger:
         fingerprint = _text(fingerprint, "fingerprint")
         statement = DistinctPopulation(fingerprint, ds.fingerprint, _text(reason.strip(), "reason"), _now())
         with self._transaction("record the statement") as conn:
+            self._store.lock_ledger(conn)
             if resolve(conn, fingerprint) is not None:
                 raise ParameterError(f"the table {fingerprint} already has a budget; nothing was recorded")
             insert_distinct(conn, self._dataset_id(conn, ds.fingerprint), statement)
@@ -828,7 +559,7 @@ class Ledger:
     def _dataset_id(self, conn: sqlite3.Connection, fingerprint: str) -> int:
         row = conn.execute("SELECT id FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
         if row is None:
-            raise ParameterError(f"no dataset with fingerprint {fingerprint!r} in the ledger {self._path}")
+            raise ParameterError(f"no dataset with fingerprint {fingerprint!r} in the ledger {self._where}")
         return int(row[0])
 
     def _entries(self, conn: sqlite3.Connection, dataset_id: int, fingerprint: str) -> list[Entry]:
@@ -846,7 +577,7 @@ class Ledger:
                     event = event_from_dict(json.loads(text))
                 except (ValueError, TypeError, LookupError, AttributeError, RecursionError) as error:
                     raise LedgerError(
-                        f"the ledger {self._path} holds an unreadable entry {uid} (row {entry_id}): {error}"
+                        f"the ledger {self._where} holds an unreadable entry {uid} (row {entry_id}): {error}"
                     ) from error
                 fresh.append(Entry(uid, fingerprint, session, created, event))
             cached = cached + fresh
@@ -880,6 +611,7 @@ class Ledger:
         event: PrivacyEvent,
         *,
         session: Session | str | None = None,
+        request_id: str | None = None,
     ) -> Entry:
         """Record one release, if it fits the dataset's budget: check and record in one transaction.
 
@@ -895,6 +627,8 @@ class Ledger:
             dataset: a ``Dataset`` or its fingerprint.
             event: the release's event (``event_for(mechanism, query=...)``).
             session: the session to attribute it to (a ``Session`` or its uid), or ``None``.
+            request_id: the request's idempotency key (``request_ids``), or ``None``: a call with an id
+                already recorded for this dataset records nothing and returns the first call's entry.
 
         Returns:
             The committed ``Entry``.
@@ -902,8 +636,9 @@ class Ledger:
         Raises:
             BudgetExceededError: the release does not fit; the message says what remains.
             UnsupportedEventError: the dataset's accountant cannot account for this kind of event.
+            ParameterError: ``request_id`` was recorded for other releases.
         """
-        return self.spend_many(dataset, [event], session=session)[0]
+        return self.spend_many(dataset, [event], session=session, request_id=request_id)[0]
 
     def spend_many(
         self,
@@ -911,10 +646,12 @@ class Ledger:
         events: Sequence[PrivacyEvent],
         *,
         session: Session | str | None = None,
+        request_id: str | None = None,
     ) -> list[Entry]:
         """Record several releases together (e.g. the pieces of a mean), all or none, as ``spend`` does
-        for one: one transaction, one budget check of the total with all of them."""
-        return self._spend(dataset, events, session, None)
+        for one: one transaction, one budget check of the total with all of them (and ``request_id``
+        as in ``spend``)."""
+        return self._spend(dataset, events, session, None, request_id)
 
     def _spend(
         self,
@@ -922,8 +659,12 @@ class Ledger:
         events: Sequence[PrivacyEvent],
         session: Session | str | None,
         record: dict[str, Any] | None,
+        request_id: str | None = None,
     ) -> list[Entry]:
         """``spend_many``, storing ``record`` (a release's published values) with the entries if given."""
+        request_id = request_id_of(request_id)
+        if request_id is not None:
+            self._need_schema(4, "record the request id")
         events = list(events)
         for event in events:
             if not isinstance(event, PrivacyEvent):
@@ -949,13 +690,19 @@ class Ledger:
                 (ds.fingerprint,),
             ).fetchone()
             dataset_id, name, budget = int(row[0]), row[1], Budget(row[2], row[3])
+            self._store.lock_dataset(conn, dataset_id)  # spends on this dataset, one at a time
             session_id = None
             if session_uid is not None:
                 found = conn.execute("SELECT id FROM sessions WHERE uid = ?", (session_uid,)).fetchone()
                 if found is None:
                     raise ParameterError(f"no session {session_uid!r} in the ledger; use start_session()")
                 session_id = int(found[0])
-            history = [entry.event for entry in self._entries(conn, dataset_id, ds.fingerprint)]
+            recorded = self._entries(conn, dataset_id, ds.fingerprint)
+            if request_id is not None:
+                uids = read_request(conn, dataset_id, request_id)
+                if uids is not None:  # sent again: the first call's outcome, nothing recorded
+                    return self._replayed(conn, dataset_id, ds, recorded, uids, events, record, request_id)
+            history = [entry.event for entry in recorded]
             # The decision, on the history as it is under the lock, from the kept state (running.py).
             if not running.fits(accountant, history, events, budget.delta, budget.epsilon):
                 refused = (name, budget, history)
@@ -973,6 +720,8 @@ class Ledger:
                 )
                 if record is not None:
                     insert_published(conn, [(entries[0].uid, record)])
+                if request_id is not None:
+                    insert_request(conn, dataset_id, request_id, [e.uid for e in entries], created)
                 if _before_commit is not None:
                     _before_commit()
         if refused is not None:
@@ -982,6 +731,34 @@ class Ledger:
             raise _exceeded(name, events, total, spent, budget, accountant.name)
         return entries
 
+    def _replayed(
+        self,
+        conn: Connection,
+        dataset_id: int,
+        ds: Dataset,
+        recorded: list[Entry],
+        uids: list[str],
+        events: list[PrivacyEvent],
+        record: dict[str, Any] | None,
+        request_id: str,
+    ) -> list[Entry]:
+        """The entries a request id recorded, if this call asks for the same releases (and, for a release,
+        the same values); else a ``ParameterError``: a second draw must not be published on one spend."""
+        by_uid = {entry.uid: entry for entry in recorded}
+        first = [by_uid[uid] for uid in uids if uid in by_uid]
+        same = len(first) == len(uids) and [entry.event for entry in first] == events
+        if same and record is not None:
+            same = read_published(conn, dataset_id).get(uids[0]) == json.loads(
+                json.dumps(record, ensure_ascii=False, allow_nan=False)
+            )
+        if not same:
+            raise ParameterError(
+                f"the request {request_id!r} was already recorded on dataset {ds.name!r} for other releases "
+                "or other values; nothing was recorded. Publish what was recorded for it "
+                "(Ledger.entries, Ledger.published), or send a new release with a new request_id."
+            )
+        return first
+
     def spend_release(
         self,
         dataset: Dataset | str,
@@ -989,6 +766,7 @@ class Ledger:
         *,
         session: Session | str | None = None,
         partition: tuple[str, str] | None = None,
+        request_id: str | None = None,
     ) -> list[Entry]:
         """Record a ``dpdash.release.Release`` (its events: ``events_for_release``), all or nothing.
 
@@ -1001,6 +779,11 @@ class Ledger:
 
         The release's publishable record (``release.to_json()``: its noisy values and accuracy, never the
         true values) is stored in the same transaction, under the uid of its first entry: ``published``.
+
+        ``request_id`` (``request_ids``): a key the caller chose for this release before its first try. A
+        call with a key already recorded for this dataset records nothing and returns the first call's
+        entries (whose values are the ones to publish), so a request sent again after a lost connection
+        never spends twice; the same key with another release or other values is refused.
         """
         ds = self.dataset(dataset)
         record = record_of(release)
@@ -1018,7 +801,8 @@ class Ledger:
                     f"refused: {problem}. The budget of dataset {ds.name!r} protects "
                     f"{recorded.unit.describe()}; a release must use that unit. Nothing was recorded."
                 )
-        return self._spend(ds, events_for_release(release, partition=partition), session, record)
+        events = events_for_release(release, partition=partition)
+        return self._spend(ds, events, session, record, request_id)
 
     def spend_mechanism(
         self,
@@ -1103,7 +887,8 @@ class Ledger:
         try:
             with self._transaction("create the ledger's signing key") as conn:
                 conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('signing_key', ?)", (new_private_key(),)
+                    "INSERT INTO meta (key, value) VALUES ('signing_key', ?) ON CONFLICT (key) DO NOTHING",
+                    (new_private_key(),),
                 )
                 row = conn.execute("SELECT value FROM meta WHERE key = 'signing_key'").fetchone()
         except LedgerError:
@@ -1124,7 +909,9 @@ class Ledger:
         label = _text(label, "label", allow_empty=True)
         with self._transaction("trust the key") as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"{_TRUSTED_PREFIX}{key}", label)
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (f"{_TRUSTED_PREFIX}{key}", label),
             )
 
     def trusted_keys(self) -> dict[str, str]:
@@ -1151,7 +938,7 @@ class Ledger:
         records = [_entry_record(entry) for entry in entries]
         document = {
             "format": EXPORT_FORMAT,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": EXPORT_VERSION,
             "exported_at": _now(),
             "dataset": {
                 **_dataset_record(ds),
@@ -1198,7 +985,7 @@ class Ledger:
         Raises:
             LedgerError: the export is refused (the message says why); this ledger is unchanged.
         """
-        document = _parse_export(text)
+        document = parse_export(text)
         ds = document["dataset"]
         if dataset is not None:
             expected = dataset.fingerprint if isinstance(dataset, Dataset) else _text(dataset, "dataset")
@@ -1220,11 +1007,12 @@ class Ledger:
             self._need_v2("import the unit of privacy and versions")
         if published and not self._v3:
             raise LedgerError(
-                f"cannot import the released values: the ledger {self._path} is read-only at schema "
-                f"{2 if self._v2 else 1} (made by an older dpdash); open it once where it can be written to "
+                f"cannot import the released values: the ledger {self._where} is read-only at schema "
+                f"{self._store.schema} (made by an older dpdash); open it once where it can be written to "
                 "upgrade it. Nothing was imported"
             )
         with self._transaction("import the export") as conn:
+            self._store.lock_ledger(conn)
             existing = self._find(conn, ds.fingerprint, versions=False)
             owner = resolve(conn, ds.fingerprint) if self._v2 else None
             if existing is None and owner is not None:
@@ -1263,6 +1051,7 @@ class Ledger:
                     f"{existing.accountant}; nothing was imported"
                 )
             dataset_id = self._dataset_id(conn, ds.fingerprint)
+            self._store.lock_dataset(conn, dataset_id)
             self._import_unit_and_versions(conn, dataset_id, ds, unit, versions)
             session_ids: dict[str, int] = {}
             for s in sessions:
@@ -1270,25 +1059,25 @@ class Ledger:
                     "SELECT id, label, started_at FROM sessions WHERE uid = ?", (s.uid,)
                 ).fetchone()
                 if row is None:
-                    cursor = conn.execute(
-                        "INSERT INTO sessions (uid, label, started_at) VALUES (?, ?, ?)",
+                    (session_id,) = conn.execute(
+                        "INSERT INTO sessions (uid, label, started_at) VALUES (?, ?, ?) RETURNING id",
                         (s.uid, s.label, s.started_at),
-                    )
-                    session_ids[s.uid] = int(cursor.lastrowid or 0)
+                    ).fetchone()
+                    session_ids[s.uid] = int(session_id)
                 elif (row[1], row[2]) != (s.label, s.started_at):
                     raise LedgerError(
                         f"session {s.uid} differs between the export and this ledger; nothing was imported"
                     )
                 else:
                     session_ids[s.uid] = int(row[0])
-            # The entries already here, in one query (the export's uids as one JSON array parameter).
+            # The entries already here, in one query (the export's uids as one parameter).
+            among, uids = self._store.any_of("e.uid", [entry.uid for entry in entries])
             found = {
                 row[0]: row[1:]
                 for row in conn.execute(
                     "SELECT e.uid, e.dataset_id, e.created_at, e.event, s.uid FROM entries e "
-                    "LEFT JOIN sessions s ON s.id = e.session_id "
-                    "WHERE e.uid IN (SELECT value FROM json_each(?))",
-                    (json.dumps([entry.uid for entry in entries]),),
+                    f"LEFT JOIN sessions s ON s.id = e.session_id WHERE {among}",
+                    (uids,),
                 )
             }
             for uid, (row_dataset, created, text, session_uid) in found.items():
@@ -1297,7 +1086,7 @@ class Ledger:
                     row_dataset == dataset_id
                     and created == entry.created_at
                     and session_uid == entry.session
-                    and _same_event(text, entry.event)
+                    and same_event(text, entry.event)
                 )
                 if not same:
                     raise LedgerError(
@@ -1337,7 +1126,7 @@ class Ledger:
         """Add the export's unit of privacy (if none is recorded here) and its versions (those not here);
         a different recorded unit, or a version whose table has another budget here, refuses the import."""
         if unit is not None:
-            have = read_unit(conn, dataset_id, self._path)
+            have = read_unit(conn, dataset_id, self._where)
             if have is None:
                 insert_unit(conn, dataset_id, unit)
             elif have.unit != unit.unit:
@@ -1412,14 +1201,6 @@ def _release_unit(release: Any) -> Any:
         return None
 
 
-def _text(value: object, name: str, *, allow_empty: bool = False) -> str:
-    if not isinstance(value, str):
-        raise ParameterTypeError(f"{name} must be a string, got {name}={value!r} ({type(value).__name__})")
-    if not value and not allow_empty:
-        raise ParameterError(f"{name} must be a non-empty string, got {name}={value!r}")
-    return value
-
-
 def _entry_row(entry: Entry, dataset_id: int, session_id: int | None, text: str) -> tuple[Any, ...]:
     """The values of ``_INSERT_ENTRY`` for one entry whose event is ``text`` (its canonical JSON)."""
     event = entry.event
@@ -1461,247 +1242,3 @@ def _exceeded(
     )
 
 
-def _check_ledger_tables(conn: sqlite3.Connection, path: Path) -> None:
-    advice = MOVE_AWAY
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    meta: dict[str, str] = {}
-    if "meta" in tables:
-        with contextlib.suppress(sqlite3.DatabaseError):
-            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    if meta.get("application") != APPLICATION:
-        shown = ", ".join(sorted(tables)[:5])
-        raise LedgerError(
-            f"{path} is not a dpdash ledger: it is another SQLite database (tables: {shown}). {advice}"
-        )
-    try:
-        version = int(meta.get("schema_version", ""))
-    except ValueError:
-        raise LedgerError(f"the ledger {path} has no valid schema version. {advice}") from None
-    if version > SCHEMA_VERSION:
-        raise LedgerError(
-            f"the ledger {path} was written by a newer dpdash (schema {version}; this one reads "
-            f"up to {SCHEMA_VERSION}). {advice}"
-        )
-    needed = {"datasets", "sessions", "entries"} | (TABLE_NAMES_V2 if version >= 2 else set())
-    needed |= TABLE_NAMES_V3 if version >= 3 else set()
-    if version < 1 or not needed <= tables:
-        raise LedgerError(f"the ledger {path} is incomplete (tables: {sorted(tables)}). {advice}")
-    triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-    expected = _TRIGGERS | (TRIGGERS_V2 if version >= 2 else set()) | (TRIGGERS_V3 if version >= 3 else set())
-    if not triggers >= expected:
-        raise LedgerError(
-            f"the ledger {path} lacks its append-only triggers ({sorted(expected - triggers)}): "
-            f"its history may have been edited. {advice}"
-        )
-
-
-def _same_event(text: str, event: PrivacyEvent) -> bool:
-    try:
-        return event_from_dict(json.loads(text)) == event
-    except (ValueError, TypeError):
-        return False
-
-
-def _dataset_record(ds: Dataset) -> dict[str, Any]:
-    return {
-        "fingerprint": ds.fingerprint,
-        "name": ds.name,
-        "budget": {"epsilon": ds.budget.epsilon, "delta": ds.budget.delta},
-        "accountant": ds.accountant,
-        "created_at": ds.created_at,
-    }
-
-
-def _entry_record(entry: Entry) -> dict[str, Any]:
-    return {
-        "uid": entry.uid,
-        "created_at": entry.created_at,
-        "session": entry.session,
-        "query": entry.query,
-        "mechanism": entry.mechanism,
-        "event": entry.event.to_dict(),
-    }
-
-
-def _basic_record(events: list[PrivacyEvent]) -> dict[str, Any] | None:
-    """Σε and Σδ of the events (``None`` if one has no (ε, δ)): exact, and cheap to check on import."""
-    if not all(e.epsilon is not None and e.delta is not None for e in events):
-        return None
-    epsilon, delta = basic_sums(events)
-    return {"epsilon": _finite_or_text(epsilon), "delta": delta}
-
-
-def _totals_record(ds: Dataset, events: list[PrivacyEvent]) -> dict[str, Any]:
-    record: dict[str, Any] = {"count": len(events), "basic": _basic_record(events)}
-    try:
-        total = running.epsilon(get_accountant(ds.accountant), events, (), ds.budget.delta)
-        record["accountant"] = {
-            "name": ds.accountant,
-            "target_delta": ds.budget.delta,
-            "epsilon": _finite_or_text(total),
-        }
-    except UnsupportedEventError:
-        record["accountant"] = None
-    return record
-
-
-def _parse_export(text: str | bytes) -> dict[str, Any]:
-    """The export's dataset, sessions and entries, checked against its digest and totals."""
-    if isinstance(text, (bytes, bytearray)):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise LedgerError(f"the export is not UTF-8 JSON text ({error}); nothing was imported") from None
-    if not isinstance(text, str):
-        raise ParameterTypeError(f"the export must be JSON text, got {type(text).__name__}")
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise LedgerError(f"the export is not JSON ({error}); nothing was imported") from None
-    except RecursionError:
-        raise LedgerError(
-            "the export is not a ledger export (it is nested too deeply); nothing was imported"
-        ) from None
-    if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
-        raise LedgerError(
-            "the file is not a dpdash ledger export (its 'format' is not "
-            f"{EXPORT_FORMAT!r}); nothing was imported"
-        )
-    version = document.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
-        raise LedgerError(
-            f"the export has schema version {version!r}; this dpdash reads 1 to {SCHEMA_VERSION}"
-        )
-    try:
-        raw = document["dataset"]
-        budget = Budget(raw["budget"]["epsilon"], raw["budget"]["delta"])
-        get_accountant(raw["accountant"])
-        ds = Dataset(
-            _text(raw["fingerprint"], "fingerprint"),
-            _text(raw["name"], "name"),
-            budget,
-            raw["accountant"],
-            _text(raw["created_at"], "created_at"),
-        )
-        sessions = [
-            Session(
-                _text(s["uid"], "session uid"),
-                _text(s["label"], "session label", allow_empty=True),
-                _text(s["started_at"], "session started_at"),
-            )
-            for s in document["sessions"]
-        ]
-        records = document["entries"]
-        if not isinstance(records, list):
-            raise ParameterTypeError("entries must be a list")
-    except (LookupError, TypeError, AttributeError, DPDashError) as error:
-        raise LedgerError(
-            f"the export is malformed ({type(error).__name__}: {error}); nothing was imported"
-        ) from None
-    session_uids = {s.uid for s in sessions}
-    entries: list[Entry] = []
-    seen: set[str] = set()
-    for index, record in enumerate(records):
-        try:
-            uid = _text(record["uid"], "uid")
-            session = record["session"]
-            if session is not None and session not in session_uids:
-                raise ParameterError(f"its session {session!r} is not among the exported sessions")
-            event = event_from_dict(record["event"])
-            if record["query"] != event.query or record["mechanism"] != event.mechanism:
-                raise ParameterError("its query or mechanism does not match its event")
-            entry = Entry(uid, ds.fingerprint, session, _text(record["created_at"], "created_at"), event)
-        except (LookupError, TypeError, AttributeError, RecursionError, DPDashError) as error:
-            raise LedgerError(
-                f"entry {index} of the export is invalid ({error}); nothing was imported"
-            ) from None
-        if uid in seen:
-            raise LedgerError(f"entry {uid} appears twice in the export; nothing was imported")
-        seen.add(uid)
-        entries.append(entry)
-    digest = hashlib.sha256(canonical_json(records).encode()).hexdigest()
-    if document.get("entries_sha256") != digest:
-        raise LedgerError(
-            "the export's entries do not match their digest: it was edited or truncated; nothing was imported"
-        )
-    _check_totals(document.get("totals"), ds, [entry.event for entry in entries])
-    unit, versions = _parse_unit_and_versions(document["dataset"], ds)
-    published = _parse_published(document.get("published", []), seen)
-    return {
-        "dataset": ds,
-        "sessions": sessions,
-        "entries": entries,
-        "signed_by": signed_by(document),
-        "unit": unit,
-        "versions": versions,
-        "published": published,
-    }
-
-
-def _parse_published(raw: Any, uids: set[str]) -> dict[str, dict[str, Any]]:
-    """The export's release records (schema 3; older exports have none), each for one of its entries."""
-    if not isinstance(raw, list):
-        raise LedgerError("the export's 'published' is not a list; nothing was imported")
-    published: dict[str, dict[str, Any]] = {}
-    for index, item in enumerate(raw):
-        uid = item.get("entry") if isinstance(item, dict) else None
-        record = item.get("record") if isinstance(item, dict) else None
-        if not isinstance(uid, str) or uid not in uids or uid in published or not isinstance(record, dict):
-            raise LedgerError(
-                f"release record {index} of the export is invalid (it must be an object with 'entry', the "
-                "uid of one of the export's entries, once, and 'record', a JSON object); nothing was imported"
-            )
-        published[uid] = record
-    return published
-
-
-def _parse_unit_and_versions(raw: dict[str, Any], ds: Dataset) -> tuple[RecordedUnit | None, list[Version]]:
-    """The export's recorded unit of privacy and versions (schema 2; a schema-1 export has neither)."""
-    try:
-        unit = None
-        stated = raw.get("unit")
-        if stated is not None:
-            unit = RecordedUnit(
-                unit_of({k: stated[k] for k in ("neighbours", "rows_per_person", "id_column")}),
-                columns_tuple(stated.get("columns")),
-                row_count(stated.get("rows")),
-                _text(stated["recorded_at"], "recorded_at"),
-            )
-        versions = [
-            Version(
-                _text(v["fingerprint"], "version fingerprint"), ds.fingerprint, _text(v["name"], "name"),
-                columns_tuple(v.get("columns")), row_count(v.get("rows")), _text(v["reason"], "reason"),
-                _text(v["created_at"], "created_at"),
-            )
-            for v in raw.get("versions") or []
-        ]  # fmt: skip
-    except (LookupError, TypeError, AttributeError, DPDashError) as error:
-        raise LedgerError(
-            f"the export's unit of privacy or versions are malformed ({error}); nothing was imported"
-        ) from None
-    return unit, versions
-
-
-def _check_totals(totals: Any, ds: Dataset, events: list[PrivacyEvent]) -> None:
-    """Refuse an export whose stated count, basic totals (Σε, Σδ) or accountant name do not follow from its
-    entries: a cheap check against careless edits (a forger recomputes them; the signature is what proves
-    origin). The stated total under the dataset's accountant is for people and is not recomputed here: it
-    can take a from-scratch PLD composition of every entry, and the importing ledger computes its own
-    totals from the entries anyway."""
-    problem = "the export's totals do not match its entries (it was edited); nothing was imported"
-    if not isinstance(totals, dict) or totals.get("count") != len(events):
-        raise LedgerError(problem)
-    stated_basic, expected_basic = totals.get("basic"), _basic_record(events)
-    if (stated_basic is None) != (expected_basic is None) or not isinstance(stated_basic, (dict, type(None))):
-        raise LedgerError(problem)
-    if expected_basic is not None:
-        for key in ("epsilon", "delta"):
-            stated = _from_finite_or_text(stated_basic.get(key), f"basic {key}")
-            actual = _from_finite_or_text(expected_basic[key], f"basic {key}")
-            if not (stated == actual or math.isclose(stated, actual, rel_tol=1e-12)):
-                raise LedgerError(problem)
-    stated_total = totals.get("accountant")
-    if stated_total is not None and (
-        not isinstance(stated_total, dict) or stated_total.get("name") != ds.accountant
-    ):
-        raise LedgerError(problem)

@@ -5,33 +5,21 @@ An entry records what a release cost; the values it published live in its releas
 true values). ``Ledger.spend_release`` stores that record in the same transaction as the release's entries,
 under the uid of its first entry, so the values are kept exactly when the spend is: a stakeholder report made
 later, in another session or on another machine after an import, shows what was released. Append-only like
-the rest of the ledger. This module holds the SQL and the row conversions; ``Ledger`` calls it inside its own
-transactions.
+the rest of the ledger. This module holds the queries and the row conversions; ``Ledger`` calls it inside
+its own transactions; each storage (``storage``) creates the table.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["SCHEMA_V3", "TABLE_NAMES_V3", "TRIGGERS_V3", "insert_published", "read_published", "record_of"]
+from dpdash.accounting.storage.base import Connection
+
+__all__ = ["insert_published", "read_published", "record_of"]
 
 _TABLE = "published"
-SCHEMA_V3 = [
-    f"""CREATE TABLE {_TABLE} (
-        id INTEGER PRIMARY KEY,
-        entry_uid TEXT NOT NULL UNIQUE REFERENCES entries(uid),
-        record TEXT NOT NULL
-    )""",
-] + [
-    f"CREATE TRIGGER {_TABLE}_no_{action.lower()} BEFORE {action} ON {_TABLE} "
-    f"BEGIN SELECT RAISE(ABORT, 'the dpdash ledger is append-only: {_TABLE} cannot be {verb}'); END"
-    for action, verb in (("UPDATE", "changed"), ("DELETE", "deleted"))
-]
-TABLE_NAMES_V3 = {_TABLE}
-TRIGGERS_V3 = {f"{_TABLE}_no_update", f"{_TABLE}_no_delete"}
 
 
 def record_of(release: Any) -> dict[str, Any]:
@@ -43,7 +31,7 @@ def record_of(release: Any) -> dict[str, Any]:
     return record
 
 
-def insert_published(conn: sqlite3.Connection, records: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+def insert_published(conn: Connection, records: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
     """Store ``(first entry uid, record)`` pairs; a uid that already has a record keeps it (imports)."""
     conn.executemany(
         f"INSERT INTO {_TABLE} (entry_uid, record) VALUES (?, ?) ON CONFLICT (entry_uid) DO NOTHING",
@@ -51,7 +39,7 @@ def insert_published(conn: sqlite3.Connection, records: Iterable[tuple[str, Mapp
     )
 
 
-def read_published(conn: sqlite3.Connection, dataset_id: int) -> dict[str, dict[str, Any]]:
+def read_published(conn: Connection, dataset_id: int) -> dict[str, dict[str, Any]]:
     """The dataset's stored release records by first entry uid, in release order."""
     rows = conn.execute(
         f"SELECT p.entry_uid, p.record FROM {_TABLE} p JOIN entries e ON e.uid = p.entry_uid "

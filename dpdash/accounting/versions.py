@@ -11,18 +11,19 @@ A budget protects people, so two things are stored with it, append-only like the
   **statements of a different population** (``DistinctPopulation``): a table that looked like a budgeted
   one (same name or same columns) but holds other people, with the owner's reason.
 
-``looks_like`` finds the budgeted datasets a new table could be a version of. This module holds the SQL
-and the row conversions; ``Ledger`` calls it inside its own transactions.
+``looks_like`` finds the budgeted datasets a new table could be a version of. This module holds the
+queries and the row conversions; ``Ledger`` calls it inside its own transactions; each storage
+(``storage``) creates the tables.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dpdash.accounting.storage.base import Connection
 from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTypeError
 from dpdash.facts import Facts
 
@@ -32,47 +33,6 @@ __all__ = [
     "RecordedUnit",
     "Version",
 ]
-
-_APPEND_ONLY = ("dataset_units", "dataset_versions", "distinct_populations")
-
-TABLES_V2 = [
-    """CREATE TABLE dataset_units (
-        dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id),
-        neighbours TEXT NOT NULL,
-        rows_per_person INTEGER NOT NULL CHECK (rows_per_person >= 1),
-        id_column TEXT,
-        columns TEXT,
-        n_rows INTEGER,
-        recorded_at TEXT NOT NULL
-    )""",
-    """CREATE TABLE dataset_versions (
-        id INTEGER PRIMARY KEY,
-        fingerprint TEXT NOT NULL UNIQUE,
-        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-        name TEXT NOT NULL,
-        columns TEXT,
-        n_rows INTEGER,
-        reason TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    """CREATE TABLE distinct_populations (
-        id INTEGER PRIMARY KEY,
-        fingerprint TEXT NOT NULL,
-        looked_like INTEGER NOT NULL REFERENCES datasets(id),
-        reason TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        UNIQUE (fingerprint, looked_like)
-    )""",
-]
-SCHEMA_V2 = TABLES_V2 + [
-    f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
-    f"BEGIN SELECT RAISE(ABORT, 'the dpdash ledger is append-only: {table} cannot be {verb}'); END"
-    for table in _APPEND_ONLY
-    for action, verb in (("UPDATE", "changed"), ("DELETE", "deleted"))
-]
-TABLE_NAMES_V2 = set(_APPEND_ONLY)
-TRIGGERS_V2 = {f"{table}_no_{action}" for table in _APPEND_ONLY for action in ("update", "delete")}
-
 
 @dataclass(frozen=True, slots=True)
 class RecordedUnit:
@@ -199,7 +159,7 @@ def _columns_from(text: str | None) -> tuple[str, ...] | None:
 
 
 # ---- rows ----------------------------------------------------------------------------------------------
-def read_unit(conn: sqlite3.Connection, dataset_id: int, where: object) -> RecordedUnit | None:
+def read_unit(conn: Connection, dataset_id: int, where: object) -> RecordedUnit | None:
     row = conn.execute(
         "SELECT neighbours, rows_per_person, id_column, columns, n_rows, recorded_at FROM dataset_units "
         "WHERE dataset_id = ?",
@@ -214,7 +174,7 @@ def read_unit(conn: sqlite3.Connection, dataset_id: int, where: object) -> Recor
         raise LedgerError(f"the ledger {where} holds an invalid unit of privacy: {error}") from error
 
 
-def insert_unit(conn: sqlite3.Connection, dataset_id: int, recorded: RecordedUnit) -> None:
+def insert_unit(conn: Connection, dataset_id: int, recorded: RecordedUnit) -> None:
     unit = recorded.unit
     conn.execute(
         "INSERT INTO dataset_units (dataset_id, neighbours, rows_per_person, id_column, columns, n_rows, "
@@ -226,7 +186,7 @@ def insert_unit(conn: sqlite3.Connection, dataset_id: int, recorded: RecordedUni
     )  # fmt: skip
 
 
-def resolve(conn: sqlite3.Connection, fingerprint: str) -> str | None:
+def resolve(conn: Connection, fingerprint: str) -> str | None:
     """The fingerprint of the dataset whose budget ``fingerprint`` spends: itself if it is a dataset, the
     dataset it is a version of, or ``None``."""
     row = conn.execute("SELECT fingerprint FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
@@ -240,7 +200,7 @@ def resolve(conn: sqlite3.Connection, fingerprint: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def read_versions(conn: sqlite3.Connection, dataset_id: int, dataset_fp: str) -> list[Version]:
+def read_versions(conn: Connection, dataset_id: int, dataset_fp: str) -> list[Version]:
     rows = conn.execute(
         "SELECT fingerprint, name, columns, n_rows, reason, created_at FROM dataset_versions "
         "WHERE dataset_id = ? ORDER BY id",
@@ -249,7 +209,7 @@ def read_versions(conn: sqlite3.Connection, dataset_id: int, dataset_fp: str) ->
     return [Version(r[0], dataset_fp, r[1], _columns_from(r[2]), r[3], r[4], r[5]) for r in rows]
 
 
-def insert_version(conn: sqlite3.Connection, dataset_id: int, version: Version) -> None:
+def insert_version(conn: Connection, dataset_id: int, version: Version) -> None:
     conn.execute(
         "INSERT INTO dataset_versions (fingerprint, dataset_id, name, columns, n_rows, reason, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -260,7 +220,7 @@ def insert_version(conn: sqlite3.Connection, dataset_id: int, version: Version) 
     )  # fmt: skip
 
 
-def read_distinct(conn: sqlite3.Connection, fingerprint: str) -> list[DistinctPopulation]:
+def read_distinct(conn: Connection, fingerprint: str) -> list[DistinctPopulation]:
     rows = conn.execute(
         "SELECT p.fingerprint, d.fingerprint, p.reason, p.created_at FROM distinct_populations p "
         "JOIN datasets d ON d.id = p.looked_like WHERE p.fingerprint = ? ORDER BY p.id",
@@ -269,15 +229,15 @@ def read_distinct(conn: sqlite3.Connection, fingerprint: str) -> list[DistinctPo
     return [DistinctPopulation(*row) for row in rows]
 
 
-def insert_distinct(conn: sqlite3.Connection, looked_like_id: int, statement: DistinctPopulation) -> None:
+def insert_distinct(conn: Connection, looked_like_id: int, statement: DistinctPopulation) -> None:
     conn.execute(
-        "INSERT OR IGNORE INTO distinct_populations (fingerprint, looked_like, reason, created_at) "
-        "VALUES (?, ?, ?, ?)",
+        "INSERT INTO distinct_populations (fingerprint, looked_like, reason, created_at) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (statement.fingerprint, looked_like_id, statement.reason, statement.created_at),
     )
 
 
-def shapes(conn: sqlite3.Connection) -> list[tuple[int, str, tuple[str, ...] | None]]:
+def shapes(conn: Connection) -> list[tuple[int, str, tuple[str, ...] | None]]:
     """(dataset id, a name, its column names) for every dataset and every version: what ``looks_like``
     compares a table with."""
     out: list[tuple[int, str, tuple[str, ...] | None]] = []

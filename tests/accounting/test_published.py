@@ -13,6 +13,7 @@ import pytest
 
 from dpdash import Laplace, release
 from dpdash.accounting import Budget, Ledger, LedgerError, fingerprint
+from dpdash.accounting.ledger import SCHEMA_VERSION
 from dpdash.errors import BudgetExceededError
 from dpdash.mechanisms import Geometric
 from dpdash.queries import Count, Histogram, Mean
@@ -108,7 +109,9 @@ def test_a_schema_2_ledger_is_upgraded_and_keeps_its_history(tmp_path: Path) -> 
         made = _release_all(ledger, ds)
         assert list(ledger.published(ds)) == list(made)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),
+    )
     conn.close()
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from dpdash import Laplace, release
 from dpdash.accounting import Budget, Ledger, LedgerError, fingerprint
+from dpdash.accounting.ledger import SCHEMA_VERSION
 from dpdash.errors import DPDashError, ParameterError
 from dpdash.facts import Facts
 from dpdash.queries import Count, Sum
@@ -181,7 +182,9 @@ def test_a_schema_1_ledger_is_upgraded_and_keeps_its_history(tmp_path: Path) -> 
         ledger.record_unit(ds, UNIT)
         assert ledger.unit(ds).unit == UNIT
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),
+    )
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
         conn.execute("DELETE FROM dataset_units")
     conn.close()

@@ -50,3 +50,17 @@ def spend_and_hang(path: str, fingerprint: str, ready: Any, pause_before_commit:
     ledger = Ledger(path)
     ledger.spend(fingerprint, LaplaceEvent(epsilon=0.25, sensitivity=1.0, query="killed"))
     hang()
+
+
+def spend_with_request(
+    path: str, fingerprint: str, epsilon: float, request_id: str, start: Any, results: Any
+) -> None:
+    """Wait for the start signal, then send one spend of ε under ``request_id``; report its entries' uids."""
+    ledger = Ledger(path)
+    start.wait()
+    try:
+        event = LaplaceEvent(epsilon=epsilon, sensitivity=1.0, query="retried")
+        entry = ledger.spend(fingerprint, event, request_id=request_id)
+        results.put(entry.uid)
+    finally:
+        ledger.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -10,6 +11,9 @@ from streamlit.testing.v1 import AppTest
 from dpdash.accounting import Budget, Ledger, event_for, fingerprint
 from dpdash.datasets import synthetic_patients
 from dpdash.mechanisms import Geometric
+
+if TYPE_CHECKING:
+    from tests.servers import PostgresServer
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 
@@ -69,3 +73,32 @@ def test_the_signing_keys_section_shows_this_ledgers_key_and_trusts_another(
     assert not app.exception and not app.error
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         assert ledger.trusted_keys() == {other: "the other office"}
+
+
+def test_the_budget_page_on_a_postgresql_ledger(
+    postgres: PostgresServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DPDASH_LEDGER=postgresql://... (issue 16): the same page, the ledger named without its password."""
+    from psycopg import sql
+
+    password = "budget-page:secret/%"
+    postgres.execute("DROP DATABASE IF EXISTS budget_page WITH (FORCE)")
+    postgres.execute("DROP ROLE IF EXISTS budget_page")
+    postgres.execute(sql.SQL("CREATE ROLE budget_page LOGIN PASSWORD {}").format(sql.Literal(password)))
+    postgres.execute("CREATE DATABASE budget_page OWNER budget_page")
+    url = postgres.url("budget_page", password, "budget_page")
+    monkeypatch.setenv("DPDASH_LEDGER", url)
+    monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
+    with Ledger(url) as ledger:
+        ds = ledger.add_dataset(
+            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+        )
+        ledger.spend(ds, event_for(Geometric(epsilon=0.25, sensitivity=1), query="count"))
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    at.switch_page("pages/budget.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.dataframe[0].value.set_index("accountant").loc["basic", "total ε"] == pytest.approx(0.25)
+    shown = " ".join(str(c.value) for c in at.caption)
+    assert "ledger: `postgresql://budget_page@127.0.0.1:" in shown
+    assert "secret" not in shown and "secret" not in " ".join(str(c.value) for c in at.code)

@@ -1,0 +1,153 @@
+"""The ledger's values: a budget, a registered dataset, a session, an entry, a budget's status and an import's
+report. Frozen dataclasses, the same whatever storage keeps them (``storage``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from dpdash import _validation as check
+from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
+from dpdash.accounting.events import PrivacyEvent
+from dpdash.errors import ParameterError, ParameterTypeError
+
+__all__ = ["Budget", "BudgetStatus", "Dataset", "Entry", "ImportReport", "Session", "now", "text"]
+
+
+def now() -> str:
+    """The time now, UTC, ISO 8601 with microseconds: every ledger timestamp."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A dataset's total privacy budget: (ε, δ)-DP for everything ever released from it.
+
+    Args:
+        epsilon: ε > 0.
+        delta: δ in [0, 1); 0 for a pure-DP budget.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        delta = check.non_negative_finite(self.delta, "delta")
+        if delta >= 1.0:
+            raise ParameterError(f"delta must be a number in [0, 1), got delta={self.delta!r}")
+        object.__setattr__(self, "delta", delta)
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A registered dataset: its fingerprint, name, budget and accountant (fixed at registration)."""
+
+    fingerprint: str
+    name: str
+    budget: Budget
+    accountant: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A working session (e.g. one browser session of the app) that releases are attributed to."""
+
+    uid: str
+    label: str
+    started_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One committed release: ``event`` is what the accountants read."""
+
+    uid: str
+    dataset: str  # fingerprint
+    session: str | None  # session uid
+    created_at: str
+    event: PrivacyEvent
+
+    @property
+    def query(self) -> str:
+        return self.event.query
+
+    @property
+    def mechanism(self) -> str:
+        return self.event.mechanism
+
+    @property
+    def epsilon(self) -> float | None:
+        return self.event.epsilon
+
+    @property
+    def delta(self) -> float | None:
+        return self.event.delta
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetStatus:
+    """Where a dataset's budget stands under its accountant.
+
+    Attributes:
+        budget: the total budget.
+        spent: the composed total of its entries at the budget's δ.
+        remaining_epsilon: budget ε − spent ε (never below 0).
+        entries: how many releases were recorded.
+    """
+
+    budget: Budget
+    spent: PrivacyTotal
+    remaining_epsilon: float
+    entries: int
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining_epsilon <= self.budget.epsilon * REL_SLACK
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import did: ``added`` new entries, ``present`` already in this ledger.
+
+    ``signed_by`` is the public key whose valid signature the export carried (``None``: unsigned), and
+    ``trusted`` whether that key is this ledger's own or one it trusts (``Ledger.trust_key``). ``values``
+    counts the export's release records (published values) it took, stored now or already here: only a
+    trusted export's are taken, since an unverified file's values could have been edited; ``values_left``
+    counts those it did not take.
+    """
+
+    dataset: Dataset
+    added: int
+    present: int
+    over_budget: bool
+    signed_by: str | None = None
+    trusted: bool = False
+    values: int = 0
+    values_left: int = 0
+
+    @property
+    def origin(self) -> str:
+        """What the import could rely on, in words."""
+        if self.signed_by is None:
+            return (
+                "The export was unsigned, so nothing proves where it came from: it could only add releases "
+                "to a table this ledger already had."
+            )
+        if self.trusted:
+            return f"The export was signed by {self.signed_by}, a key this ledger trusts."
+        return (
+            f"The export was signed by {self.signed_by}, a key this ledger does not trust: it could only add "
+            "releases to a table this ledger already had."
+        )
+
+
+def text(value: object, name: str, *, allow_empty: bool = False) -> str:
+    """``value`` if it is a string (non-empty unless ``allow_empty``); else a ParameterError naming it."""
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be a string, got {name}={value!r} ({type(value).__name__})")
+    if not value and not allow_empty:
+        raise ParameterError(f"{name} must be a non-empty string, got {name}={value!r}")
+    return value
+

@@ -1,0 +1,36 @@
+"""Where a ledger is kept: one interface (``base.Store``), a small module per storage.
+
+- ``sqlite``: one SQLite file (the default);
+- ``postgres``: a PostgreSQL database, shared by every process and machine that reaches it
+  (``postgresql://user@host:port/database``).
+
+``open_store(location)`` picks the backend from the location: a ``postgresql://`` (or ``postgres://``) URL
+is a PostgreSQL ledger, anything else a file path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dpdash.accounting.storage.base import SCHEMA_VERSION, Store
+
+__all__ = ["SCHEMA_VERSION", "Store", "is_url", "open_store"]
+
+_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(location: object) -> bool:
+    """Whether ``location`` names a PostgreSQL ledger (a ``postgresql://`` or ``postgres://`` URL)."""
+    return isinstance(location, str) and location.strip().lower().startswith(_SCHEMES)
+
+
+def open_store(location: str | os.PathLike[str], *, timeout: float) -> Store:
+    """The storage at ``location``, open: PostgreSQL for a URL, else the SQLite file at that path."""
+    if is_url(location):
+        from dpdash.accounting.storage.postgres import PostgresStore
+
+        return PostgresStore(str(location).strip(), timeout=timeout)
+    from dpdash.accounting.storage.sqlite import SQLiteStore
+
+    return SQLiteStore(Path(location).expanduser(), timeout=timeout)

@@ -1,0 +1,165 @@
+"""What every ledger storage gives the ledger: transactions that run its SQL, and the ledger's schema.
+
+``Ledger`` holds the budget rules once and writes its queries once, in the SQL that SQLite and PostgreSQL
+share, with ``?`` parameters (a backend translates them if its driver wants another style). A backend
+(``sqlite``, ``postgres``) holds what differs: how to connect, the tables' DDL and append-only triggers, how a
+transaction begins and what it locks, and how its errors read to a person. Python's ``dbm`` is the model:
+one interface, a small module per storage.
+
+What a backend promises (the contract tests, tests/accounting/test_ledger_contract.py, check it on both):
+
+- ``transaction()`` commits everything done inside it, or nothing (an error rolls it back);
+- ``lock_dataset(conn, id)`` inside a transaction: until it ends, no other transaction (in any process)
+  that takes the same lock gets past it, and after it returns every entry committed before is visible:
+  a spend's check of the budget and the insert of its entries see one consistent history;
+- ``lock_ledger(conn)``: the same for changes of the ledger's structure (datasets, versions, imports);
+- ``reading()`` is one consistent snapshot;
+- the history tables refuse UPDATE and DELETE from any client (triggers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from dpdash.errors import LedgerError
+
+__all__ = [
+    "APPEND_ONLY",
+    "APPLICATION",
+    "COLUMNS",
+    "SCHEMA_VERSION",
+    "Connection",
+    "Store",
+    "check_meta",
+    "first_meta",
+]
+
+SCHEMA_VERSION = 4
+APPLICATION = "dpdash-ledger"
+
+#: The ledger's tables and their columns, in order, the same in every backend (the contract tests compare
+#: each backend's tables with this).
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "meta": ("key", "value"),
+    "datasets": ("id", "fingerprint", "name", "budget_epsilon", "budget_delta", "accountant", "created_at"),
+    "sessions": ("id", "uid", "label", "started_at"),
+    "entries": (
+        "id", "uid", "dataset_id", "session_id", "created_at", "query", "mechanism", "epsilon", "delta",
+        "rho", "event",
+    ),
+    # schema 2 (``versions``)
+    "dataset_units": ("dataset_id", "neighbours", "rows_per_person", "id_column", "columns", "n_rows",
+                      "recorded_at"),
+    "dataset_versions": ("id", "fingerprint", "dataset_id", "name", "columns", "n_rows", "reason",
+                         "created_at"),
+    "distinct_populations": ("id", "fingerprint", "looked_like", "reason", "created_at"),
+    # schema 3 (``published``)
+    "published": ("id", "entry_uid", "record"),
+    # schema 4 (``request_ids``)
+    "requests": ("id", "dataset_id", "request_id", "entry_uids", "created_at"),
+}  # fmt: skip
+#: The tables each schema version adds.
+TABLES_OF_SCHEMA: dict[int, frozenset[str]] = {
+    1: frozenset({"meta", "datasets", "sessions", "entries"}),
+    2: frozenset({"dataset_units", "dataset_versions", "distinct_populations"}),
+    3: frozenset({"published"}),
+    4: frozenset({"requests"}),
+}
+#: Every table but ``meta`` is history: rows are added, never changed or deleted.
+APPEND_ONLY = tuple(table for table in COLUMNS if table != "meta")
+
+
+class Cursor(Protocol):
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What the ledger's SQL runs on: ``execute`` and ``executemany`` with ``?`` parameters
+    (``sqlite3.Connection`` is one)."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> Any: ...
+
+
+class Store(ABC):
+    """One ledger's storage, open. ``location`` names it for people (a file path, or a URL without its
+    password); ``schema`` is the schema version it holds (below ``SCHEMA_VERSION`` only for an older
+    ledger that could not be upgraded because it is read-only)."""
+
+    location: str
+    schema: int = SCHEMA_VERSION
+
+    @property
+    def path(self) -> Path | None:
+        """The ledger's file, for a storage that is one (SQLite); else ``None``."""
+        return None
+
+    @abstractmethod
+    def transaction(self, doing: str) -> contextlib.AbstractContextManager[Connection]:
+        """A write transaction: committed when the block ends, rolled back if it raises. ``doing`` says
+        what it is for, in the words of an error message ("record the release")."""
+
+    @abstractmethod
+    def reading(self, doing: str = "read the ledger") -> contextlib.AbstractContextManager[Connection]:
+        """One consistent snapshot for several reads."""
+
+    def lock_dataset(self, conn: Connection, dataset_id: int) -> None:  # noqa: B027 (optional hook)
+        """Inside a transaction: serialize it with every other transaction that locks this dataset (a
+        spend's check and insert). A no-op where every write transaction is already exclusive."""
+
+    def lock_ledger(self, conn: Connection) -> None:  # noqa: B027 (optional hook)
+        """Inside a transaction: serialize it with every other one that changes which datasets, versions
+        and statements exist. A no-op where every write transaction is already exclusive."""
+
+    def any_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
+        """A condition ``column`` is one of ``values``, and its one parameter."""
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection (committed work is already stored)."""
+
+
+def first_meta(created_at: str, private_key: str) -> list[tuple[str, str]]:
+    """The ``meta`` rows of a new ledger: what it is, its schema, when, its id and its signing key."""
+    return [
+        ("application", APPLICATION),
+        ("schema_version", str(SCHEMA_VERSION)),
+        ("created_at", created_at),
+        ("ledger_id", uuid.uuid4().hex),
+        ("signing_key", private_key),
+    ]
+
+
+def check_meta(meta: dict[str, str], tables: Iterable[str], where: str, other: str, advice: str) -> int:
+    """The schema version of a ledger whose ``meta`` rows and table names these are; a ``LedgerError``
+    (with ``advice``, what to do) if it is not a dpdash ledger (``other`` says what it is then), is newer
+    than this dpdash, or lacks tables its version has."""
+    tables = set(tables)
+    if meta.get("application") != APPLICATION:
+        shown = ", ".join(sorted(tables)[:5])
+        raise LedgerError(f"{where} is not a dpdash ledger: it is {other} (tables: {shown}). {advice}")
+    try:
+        version = int(meta.get("schema_version", ""))
+    except ValueError:
+        raise LedgerError(f"the ledger {where} has no valid schema version. {advice}") from None
+    if version > SCHEMA_VERSION:
+        raise LedgerError(
+            f"the ledger {where} was written by a newer dpdash (schema {version}; this one reads "
+            f"up to {SCHEMA_VERSION}). {advice}"
+        )
+    needed = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
+    if version < 1 or not needed <= tables:
+        raise LedgerError(f"the ledger {where} is incomplete (tables: {sorted(tables)}). {advice}")
+    return version

@@ -1,0 +1,410 @@
+"""The ledger in a PostgreSQL database: one ledger shared by every process and machine that reaches it.
+
+Selected by a URL: ``Ledger("postgresql://user@host:5432/database")``, or ``DPDASH_LEDGER`` set to one. The
+password comes from the URL (percent-encoded) or, as libpq finds it, from ``PGPASSWORD``, ``~/.pgpass`` or a
+service file; it is used to connect and nowhere else: not in ``location``, a ``repr``, a message or an
+export (``redact``; errors are scrubbed of it). Other libpq settings in the URL's query string
+(``sslmode=verify-full``, ``options=-csearch_path%3Ddpdash``) pass through to libpq.
+
+The tables are the SQLite ledger's (``base.COLUMNS``), created on first use in the connection's current
+schema when it holds none of them: text and JSON kept as text, ``BIGSERIAL`` ids, ``double precision``
+numbers. A schema that holds some of them but no dpdash ledger is refused, as is a ledger written by a newer
+dpdash. The history is append-only: on every history table, triggers refuse UPDATE, DELETE and TRUNCATE from
+any client, and the ledger checks that they are there and enabled whenever it connects. As with SQLite, a
+role that owns the tables (or a superuser) could still drop them: give the people who only read the ledger
+a role that does not own it.
+
+Transactions are READ COMMITTED. A spend locks its dataset's row (``SELECT ... FOR UPDATE``): spends on one
+dataset, from any number of processes, run one at a time, and every statement after the lock sees every
+entry committed before it, so the check of the budget and the insert of the entries are one decision on
+one history; spends on different datasets run side by side. Changes of which datasets, versions and
+statements exist (registering, linking, importing) also take one transaction-level advisory lock. Reads
+are REPEATABLE READ, READ ONLY: one snapshot, never waiting. ``timeout`` bounds the wait for a lock
+(``lock_timeout``) and for connecting.
+
+What the SQLite ledger's file safety (``ledger_file``) does, the server does here: there is no file, folder
+permission, marker or file lock; durability, backups and access (roles, ``pg_hba.conf``) are the server's.
+A lost connection is opened again by the next transaction. When it is lost during a COMMIT, the caller
+cannot know whether the transaction was recorded: a release with a ``request_id`` can be sent again, and is
+recorded at most once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from dpdash.accounting.records import now
+from dpdash.accounting.signing import new_private_key
+from dpdash.accounting.storage.base import (
+    APPEND_ONLY,
+    COLUMNS,
+    SCHEMA_VERSION,
+    TABLES_OF_SCHEMA,
+    Store,
+    check_meta,
+    first_meta,
+)
+from dpdash.errors import LedgerError
+
+__all__ = ["PostgresStore"]
+
+# pg_advisory_xact_lock key of structure changes: the bytes of "dpdashLG" as a bigint.
+_LEDGER_LOCK = int.from_bytes(b"dpdashLG", "big")
+_ADVICE = "Nothing was changed; point DPDASH_LEDGER at another database, or another schema of it."
+
+_TABLES = {
+    "meta": "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "datasets": """CREATE TABLE datasets (
+        id BIGSERIAL PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        budget_epsilon DOUBLE PRECISION NOT NULL CHECK (budget_epsilon > 0),
+        budget_delta DOUBLE PRECISION NOT NULL CHECK (budget_delta >= 0 AND budget_delta < 1),
+        accountant TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "sessions": """CREATE TABLE sessions (
+        id BIGSERIAL PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        label TEXT NOT NULL,
+        started_at TEXT NOT NULL
+    )""",
+    "entries": """CREATE TABLE entries (
+        id BIGSERIAL PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        dataset_id BIGINT NOT NULL REFERENCES datasets(id),
+        session_id BIGINT REFERENCES sessions(id),
+        created_at TEXT NOT NULL,
+        query TEXT NOT NULL,
+        mechanism TEXT NOT NULL,
+        epsilon DOUBLE PRECISION,
+        delta DOUBLE PRECISION,
+        rho DOUBLE PRECISION,
+        event TEXT NOT NULL
+    )""",
+    "dataset_units": """CREATE TABLE dataset_units (
+        dataset_id BIGINT PRIMARY KEY REFERENCES datasets(id),
+        neighbours TEXT NOT NULL,
+        rows_per_person BIGINT NOT NULL CHECK (rows_per_person >= 1),
+        id_column TEXT,
+        columns TEXT,
+        n_rows BIGINT,
+        recorded_at TEXT NOT NULL
+    )""",
+    "dataset_versions": """CREATE TABLE dataset_versions (
+        id BIGSERIAL PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        dataset_id BIGINT NOT NULL REFERENCES datasets(id),
+        name TEXT NOT NULL,
+        columns TEXT,
+        n_rows BIGINT,
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "distinct_populations": """CREATE TABLE distinct_populations (
+        id BIGSERIAL PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        looked_like BIGINT NOT NULL REFERENCES datasets(id),
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (fingerprint, looked_like)
+    )""",
+    "published": """CREATE TABLE published (
+        id BIGSERIAL PRIMARY KEY,
+        entry_uid TEXT NOT NULL UNIQUE REFERENCES entries(uid),
+        record TEXT NOT NULL
+    )""",
+    "requests": """CREATE TABLE requests (
+        id BIGSERIAL PRIMARY KEY,
+        dataset_id BIGINT NOT NULL REFERENCES datasets(id),
+        request_id TEXT NOT NULL,
+        entry_uids TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (dataset_id, request_id)
+    )""",
+}
+_INDEXES = {"entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"]}
+_REFUSE = """CREATE OR REPLACE FUNCTION dpdash_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the dpdash ledger is append-only: % cannot be %', TG_TABLE_NAME,
+        CASE TG_OP WHEN 'UPDATE' THEN 'changed' WHEN 'DELETE' THEN 'deleted' ELSE 'truncated' END;
+END
+$$"""
+_ACTIONS = {"update": "FOR EACH ROW", "delete": "FOR EACH ROW", "truncate": "FOR EACH STATEMENT"}
+
+
+def _statements(table: str) -> list[str]:
+    """The table, its indexes and (for history) its append-only triggers."""
+    statements = [_TABLES[table], *_INDEXES.get(table, [])]
+    if table in APPEND_ONLY:
+        statements += [
+            f"CREATE TRIGGER {table}_no_{action} BEFORE {action.upper()} ON {table} {each} "
+            "EXECUTE FUNCTION dpdash_append_only()"
+            for action, each in _ACTIONS.items()
+        ]
+    return statements
+
+
+@functools.lru_cache(maxsize=256)
+def _placeholders(sql: str) -> str:
+    """The ledger's ``?`` parameters in psycopg's style (``%s``; a literal ``%`` doubled)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class _Secret:
+    """A value kept out of every ``repr`` (a traceback's locals, a debugger): the connection string, the
+    password's forms."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<secret>"
+
+
+class _Connection:
+    """A psycopg connection that takes the ledger's SQL (``?`` parameters)."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Any:
+        if not parameters:  # psycopg reads placeholders (and %%) only when there are parameters
+            return self._conn.execute(sql)
+        return self._conn.execute(_placeholders(sql), parameters)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> None:
+        rows = list(rows)
+        if rows:
+            self._conn.cursor().executemany(_placeholders(sql), rows)
+
+
+class PostgresStore(Store):
+    """The ledger in the PostgreSQL database at ``url`` (see the module docstring), opened; its tables
+    created if the schema holds none.
+
+    Raises:
+        LedgerError: the database cannot be reached, or holds tables of the ledger's names that are not a
+            dpdash ledger this version can read (left as they were).
+    """
+
+    def __init__(self, url: str, *, timeout: float) -> None:
+        from dpdash.engines.postgres import redact
+
+        self.location = redact(url)
+        self._url = _Secret(url)
+        self._secrets = _Secret(_secrets_of(url))
+        self._timeout = timeout
+        self._lock = threading.RLock()
+        self._conn: Any = None
+        with self._lock:
+            self._connect()
+            self._open_schema()
+
+    # ---- connection ------------------------------------------------------------------------------
+    def _connect(self) -> None:
+        import psycopg
+
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+        try:
+            self._conn = psycopg.connect(
+                self._url.value,
+                autocommit=True,  # transactions are begun and ended here, explicitly
+                connect_timeout=max(1, math.ceil(self._timeout)),
+                application_name="dpdash-ledger",
+            )
+            milliseconds = max(1, round(self._timeout * 1000))
+            self._conn.execute(f"SET lock_timeout = {milliseconds}")
+        except psycopg.Error as error:
+            self._conn = None
+            raise LedgerError(f"cannot connect to the ledger {self.location}: {self._scrub(error)}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+
+    def _scrub(self, error: BaseException) -> str:
+        """The error's text on one line, without the password (in any of its forms)."""
+        text = " ".join(str(error).split())
+        for secret in self._secrets.value:
+            text = text.replace(secret, "***")
+        return text
+
+    def _begin(self, statement: str, doing: str) -> None:
+        """Begin a transaction, connecting again first if the connection was lost (nothing was done in the
+        new transaction yet, so trying once more is safe)."""
+        import psycopg
+
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._connect()
+        try:
+            self._conn.execute(statement)
+        except psycopg.OperationalError:
+            if not (self._conn.closed or self._conn.broken):
+                raise
+            self._connect()
+            self._conn.execute(statement)
+
+    def _problem(self, error: Exception, doing: str) -> LedgerError:
+        """PostgreSQL's ``error`` while ``doing`` something, as a message a person can act on."""
+        import psycopg
+
+        text = self._scrub(error)
+        if isinstance(error, psycopg.errors.LockNotAvailable):
+            return LedgerError(
+                f"cannot lock the ledger {self.location} to {doing}: another process held it for too long "
+                f"({text}). Nothing was recorded; try again."
+            )
+        if isinstance(error, (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction)):
+            return LedgerError(
+                f"cannot {doing}: the ledger {self.location} cannot be written by this role ({text}). "
+                "Nothing was recorded."
+            )
+        if isinstance(error, psycopg.OperationalError):
+            return LedgerError(
+                f"cannot {doing}: the connection to the ledger {self.location} failed ({text}). Nothing was "
+                "recorded; try again."
+            )
+        return LedgerError(f"cannot {doing} in the ledger {self.location}: {text}")
+
+    # ---- transactions ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self, doing: str = "write to the ledger") -> Iterator[_Connection]:
+        """BEGIN (READ COMMITTED) ... COMMIT, or ROLLBACK on error. Locks are taken inside it
+        (``lock_dataset``, ``lock_ledger``) and held until it ends."""
+        import psycopg
+
+        with self._lock:
+            try:
+                self._begin("BEGIN ISOLATION LEVEL READ COMMITTED", doing)
+            except psycopg.Error as error:
+                raise self._problem(error, doing) from None
+            try:
+                yield _Connection(self._conn)
+            except BaseException as error:
+                with contextlib.suppress(psycopg.Error):
+                    self._conn.execute("ROLLBACK")
+                if isinstance(error, psycopg.Error):
+                    raise self._problem(error, doing) from None
+                raise
+            try:
+                self._conn.execute("COMMIT")
+            except psycopg.OperationalError as error:
+                raise LedgerError(
+                    f"the connection to the ledger {self.location} was lost while committing ({doing}): it "
+                    f"may or may not have been recorded ({self._scrub(error)}). A release sent again with "
+                    "the same request_id is recorded at most once."
+                ) from None
+            except psycopg.Error as error:
+                with contextlib.suppress(psycopg.Error):
+                    self._conn.execute("ROLLBACK")
+                raise self._problem(error, doing) from None
+
+    @contextlib.contextmanager
+    def reading(self, doing: str = "read the ledger") -> Iterator[_Connection]:
+        """One snapshot (REPEATABLE READ, READ ONLY) for several reads."""
+        import psycopg
+
+        with self._lock:
+            try:
+                self._begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", doing)
+            except psycopg.Error as error:
+                raise self._problem(error, doing) from None
+            try:
+                yield _Connection(self._conn)
+            except psycopg.Error as error:
+                raise self._problem(error, doing) from None
+            finally:
+                with contextlib.suppress(psycopg.Error):
+                    self._conn.execute("COMMIT")
+
+    def lock_dataset(self, conn: Any, dataset_id: int) -> None:
+        conn.execute("SELECT id FROM datasets WHERE id = ? FOR UPDATE", (dataset_id,)).fetchone()
+
+    def lock_ledger(self, conn: Any) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (_LEDGER_LOCK,)).fetchone()
+
+    def any_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
+        return f"{column} = ANY(?)", list(values)
+
+    # ---- schema ----------------------------------------------------------------------------------
+    def _table_names(self, conn: _Connection) -> set[str]:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        ).fetchall()
+        return {row[0] for row in rows}
+
+    def _open_schema(self) -> None:
+        """Create the tables if the schema holds none of them; else check that they are a dpdash ledger
+        this version reads, with its triggers, and add the tables of newer schema versions."""
+        with self.transaction("open the ledger") as conn:
+            (schema,) = conn.execute("SELECT current_schema()").fetchone()
+            if schema is None:
+                raise LedgerError(
+                    f"the ledger {self.location} has no schema to keep its tables in (the search_path names "
+                    "none that exists). Nothing was changed."
+                )
+            self.lock_ledger(conn)  # one process creates or upgrades the tables
+            tables = self._table_names(conn)
+            if not tables & set(COLUMNS):
+                self._conn.execute(_REFUSE)
+                for table in _TABLES:
+                    for statement in _statements(table):
+                        self._conn.execute(statement)
+                conn.executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)", first_meta(now(), new_private_key())
+                )
+                return
+            meta = {}
+            if "meta" in tables:
+                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            where = f"the schema {schema!r} of {self.location}"
+            version = check_meta(meta, tables, where, "another application's tables", _ADVICE)
+            self._check_triggers(conn, version)
+            if version < SCHEMA_VERSION:
+                self._conn.execute(_REFUSE)
+                for v in range(version + 1, SCHEMA_VERSION + 1):
+                    for table in TABLES_OF_SCHEMA[v] - tables:
+                        for statement in _statements(table):
+                            self._conn.execute(statement)
+                conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+                )
+
+    def _check_triggers(self, conn: _Connection, version: int) -> None:
+        """Refuse a ledger whose append-only triggers are missing or disabled."""
+        rows = conn.execute(
+            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgenabled <> 'D'"
+        ).fetchall()
+        have = {row[0] for row in rows}
+        tables = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
+        expected = {f"{table}_no_{action}" for table in tables & set(APPEND_ONLY) for action in _ACTIONS}
+        if not have >= expected:
+            raise LedgerError(
+                f"the ledger {self.location} lacks its append-only triggers, or they are disabled "
+                f"({sorted(expected - have)}): its history may have been edited. {_ADVICE}"
+            )
+
+
+def _secrets_of(url: str) -> list[str]:
+    """Every form of a password that could show up in an error: the URL's (encoded and decoded), its query's
+    ``password=``, and ``PGPASSWORD``."""
+    parts = urlsplit(url)
+    found = [parts.password or "", unquote(parts.password or "")]
+    found += parse_qs(parts.query).get("password", [])
+    found.append(os.environ.get("PGPASSWORD", ""))
+    return sorted({s for s in found if s}, key=len, reverse=True)

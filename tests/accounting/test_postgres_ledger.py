@@ -1,0 +1,191 @@
+"""What only the PostgreSQL ledger has (issue 16): selected by ``DPDASH_LEDGER``, a password that never
+shows, a database that is not a ledger refused, a connection lost during a commit (the request sent again
+spends once) or a server restarted under an open ledger, and a lock held too long.
+
+The contract both storages keep is in test_ledger_contract.py."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import psycopg
+import pytest
+
+from dpdash.accounting import Budget, LaplaceEvent, Ledger, LedgerError, default_ledger_location
+from dpdash.accounting.ledger import default_ledger_path
+from dpdash.accounting.storage import postgres as backend
+from dpdash.workspace import default_workspace_path
+from tests.accounting.conftest import LEDGER_PASSWORD, LEDGER_ROLE
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tests.servers import PostgresServer
+
+FP = "sha256:shared"
+SECRETS = (LEDGER_PASSWORD, quote(LEDGER_PASSWORD, safe=""))
+
+
+def without_password(url: str) -> str:
+    return url.replace(":" + quote(LEDGER_PASSWORD, safe=""), "")
+
+
+def assert_hidden(text: str) -> None:
+    for secret in SECRETS:
+        assert secret not in text
+
+
+def register(ledger: Ledger, epsilon: float = 1.0) -> Any:
+    return ledger.add_dataset(name="shared", fingerprint=FP, budget=Budget(epsilon), accountant="basic")
+
+
+# ---- where the ledger is -----------------------------------------------------------------------------
+def test_dpdash_ledger_selects_postgresql(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DPDASH_LEDGER", pg_url)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("DPDASH_WORKSPACE", raising=False)
+    assert default_ledger_location() == pg_url
+    with Ledger() as ledger:
+        register(ledger)
+        assert ledger.location == without_password(pg_url) and ledger.path is None
+        assert repr(ledger) == f"Ledger({without_password(pg_url)!r})"
+    with Ledger(pg_url) as again:
+        assert again.find_dataset(FP) is not None
+    # The workspace stays on this machine; the ledger is no file (said without the password).
+    assert default_workspace_path() == tmp_path / "data" / "dpdash" / "workspace"
+    with pytest.raises(LedgerError, match="names a PostgreSQL ledger") as refused:
+        default_ledger_path()
+    assert_hidden(str(refused.value))
+
+
+def test_the_password_can_come_from_pgpassword(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGPASSWORD", LEDGER_PASSWORD)
+    with Ledger(without_password(pg_url)) as ledger:
+        register(ledger)
+        assert ledger.datasets()[0].fingerprint == FP
+
+
+def test_the_password_never_shows(pg_url: str, ledger_server: PostgresServer) -> None:
+    with Ledger(pg_url) as ledger:
+        ds = register(ledger)
+        ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0))
+        for text in (repr(ledger), ledger.location, ledger.export_json(ds), str(vars(ledger._store))):
+            assert_hidden(text)
+    database = pg_url.rsplit("/", 1)[1]
+    wrong = ledger_server.url(LEDGER_ROLE, LEDGER_PASSWORD + "x", database)
+    missing = ledger_server.url(LEDGER_ROLE, LEDGER_PASSWORD, "no_such_database")
+    for url, why in ((wrong, "password authentication failed"), (missing, "does not exist")):
+        with pytest.raises(LedgerError, match=why) as refused:
+            Ledger(url, timeout=5)
+        assert_hidden(str(refused.value))
+        assert refused.value.__cause__ is None and refused.value.__suppress_context__  # no chained text
+
+
+# ---- databases that are not ledgers --------------------------------------------------------------------
+def test_tables_of_the_ledgers_names_that_are_not_a_ledger_are_refused_and_left(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE datasets (id INTEGER, amount REAL)")
+        conn.execute("INSERT INTO datasets VALUES (1, 12.5)")
+    with pytest.raises(LedgerError, match="not a dpdash ledger: it is another application's tables"):
+        Ledger(pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+        assert tables == {"datasets"}
+
+
+def test_other_tables_in_the_database_are_left_alone(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER)")
+    with Ledger(pg_url) as ledger:
+        register(ledger)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM invoices").fetchone() == (0,)
+
+
+def test_disabled_triggers_are_refused(pg_url: str) -> None:
+    with Ledger(pg_url) as ledger:
+        register(ledger)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE entries DISABLE TRIGGER entries_no_delete")
+    with pytest.raises(LedgerError, match=r"append-only triggers.*entries_no_delete"):
+        Ledger(pg_url)
+
+
+def test_a_ledger_from_a_newer_dpdash_is_refused(pg_url: str) -> None:
+    Ledger(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(LedgerError, match="newer dpdash"):
+        Ledger(pg_url)
+
+
+# ---- connections lost, servers restarted, locks held -----------------------------------------------------
+class _LosesTheReply:
+    """A psycopg connection whose COMMIT reaches the server, after which the connection dies before the
+    answer is read: the caller cannot know that the spend was recorded."""
+
+    def __init__(self, conn: Any, server: PostgresServer) -> None:
+        self._conn, self._server, self._writing = conn, server, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+    def execute(self, query: Any, *args: Any) -> Any:
+        if isinstance(query, str) and query.startswith("BEGIN"):
+            self._writing = "READ COMMITTED" in query  # a read's COMMIT goes through
+        if query != "COMMIT" or not self._writing:
+            return self._conn.execute(query, *args)
+        self._conn.execute(query)
+        self._server.execute("SELECT pg_terminate_backend(%s)", (self._conn.info.backend_pid,))
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+
+def test_a_request_sent_again_after_a_lost_commit_spends_once(
+    pg_url: str, ledger_server: PostgresServer
+) -> None:
+    with Ledger(pg_url) as ledger:
+        ds = register(ledger, epsilon=0.25)
+        event = LaplaceEvent(epsilon=0.2, sensitivity=1.0)
+        store = ledger._store
+        assert isinstance(store, backend.PostgresStore)
+        store._conn = _LosesTheReply(store._conn, ledger_server)
+        with pytest.raises(LedgerError, match=r"lost while committing.*may or may not have been recorded"):
+            ledger.spend(ds, event, request_id="spend-1")
+        # The same ledger handle connects again; the request sent again gets the recorded entry.
+        entry = ledger.spend(ds, event, request_id="spend-1")
+        assert ledger.entries(ds) == [entry] and ledger.spent(ds).epsilon == pytest.approx(0.2)
+    with Ledger(pg_url) as other:  # another process sending it again: the same
+        assert other.spend(ds, event, request_id="spend-1") == entry
+        assert len(other.entries(ds)) == 1
+
+
+def test_an_open_ledger_outlives_a_server_restart(pg_url: str, ledger_server: PostgresServer) -> None:
+    with Ledger(pg_url, timeout=5) as ledger:
+        ds = register(ledger)
+        ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0))
+        ledger_server.stop("fast")
+        try:
+            with pytest.raises(LedgerError, match=r"cannot connect|connection") as refused:
+                ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0), request_id="after")
+            assert_hidden(str(refused.value))
+        finally:
+            ledger_server.start()
+        entry = ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0), request_id="after")
+        assert len(ledger.entries(ds)) == 2 and ledger.entries(ds)[-1] == entry
+
+
+def test_a_dataset_locked_too_long_is_a_message_and_other_datasets_go_on(pg_url: str) -> None:
+    with Ledger(pg_url) as ledger:
+        register(ledger)
+        ledger.add_dataset(name="other", fingerprint="sha256:o", budget=Budget(1.0), accountant="basic")
+    with psycopg.connect(pg_url) as holder:  # a spend in another process, stuck inside its transaction
+        holder.execute("SELECT id FROM datasets WHERE fingerprint = %s FOR UPDATE", (FP,))
+        with Ledger(pg_url, timeout=0.3) as ledger:
+            with pytest.raises(LedgerError, match=r"cannot lock.*try again"):
+                ledger.spend(FP, LaplaceEvent(epsilon=0.1, sensitivity=1.0))
+            ledger.spend("sha256:o", LaplaceEvent(epsilon=0.1, sensitivity=1.0))  # not waiting for it
+            assert ledger.entries(FP) == [] and len(ledger.entries("sha256:o")) == 1
+        holder.rollback()
