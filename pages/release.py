@@ -6,11 +6,13 @@ from ui.shell import run_through_app
 
 run_through_app()  # a bookmark opened first on a fresh server runs app.py's shell (README, Layout)
 
+import uuid
+
 import pandas as pd
 import streamlit as st
 
 from dpdash.accounting import event_for, get_accountant, running
-from dpdash.errors import DPDashError
+from dpdash.errors import DPDashError, LedgerError
 from dpdash.export import release_csv, release_script
 from dpdash.facts import Facts
 from dpdash.mechanisms import (
@@ -47,6 +49,7 @@ SELECTION_MECHANISMS = {
 }
 _LAST = "release_last"
 _LAST_REQUEST = "release_last_request"  # the request the last release answered
+_PENDING = "release_pending"  # (request, drawn release, request id) until the ledger has recorded it
 _LAST_SOURCE = "release_last_source"  # the table's name, type changes and lossy flag at that release
 _CONFIRMING = "release_confirming"
 #: A release that would leave less than this share of the budget ε warns before it is confirmed.
@@ -194,21 +197,31 @@ else:
             st.rerun()
         if go.button("Release again now" if repeat else "Release now", type="primary", key="release_confirm"):
             del st.session_state[_CONFIRMING]
+            # A release whose commit may have been lost (a connection dropped) is sent again as it was: the
+            # same drawn values under the same request id, which the ledger records at most once.
+            pending = st.session_state.get(_PENDING)
             try:
-                result = release(
-                    query,
-                    mechanism,
-                    table.queryable,
-                    epsilon=epsilon,
-                    delta=delta or None,
-                    confidence=confidence,
-                    postprocess=steps,
-                    identity=table.identity,
-                )
-                ledger().spend_release(record, result, session=ledger_session())  # committed, with its values
+                if pending is None or pending[0] != request:
+                    result = release(
+                        query,
+                        mechanism,
+                        table.queryable,
+                        epsilon=epsilon,
+                        delta=delta or None,
+                        confidence=confidence,
+                        postprocess=steps,
+                        identity=table.identity,
+                    )
+                    pending = st.session_state[_PENDING] = (request, result, f"dpdash-app:{uuid.uuid4()}")
+                _, result, request_id = pending
+                # committed, with its values
+                ledger().spend_release(record, result, session=ledger_session(), request_id=request_id)
             except DPDashError as error:
+                if not isinstance(error, LedgerError):  # refused for good: a new try draws anew
+                    st.session_state.pop(_PENDING, None)
                 st.error(f"Not released: {md(error)}", icon=":material/block:")
             else:
+                st.session_state.pop(_PENDING, None)
                 st.session_state[_LAST] = result
                 st.session_state[_LAST_REQUEST] = request
                 st.session_state[_LAST_SOURCE] = (table.name, table.coercions, table.lossy, table.connection)
