@@ -351,8 +351,6 @@ def _illinois(
     hi: tuple[float, float],
     limit: float,
     width: float,
-    *,
-    integer: bool = False,
 ) -> tuple[float, float, Any]:
     """Shrink [lo, hi] (lo fits: g ≤ 0; hi does not: g > 0, g = total − limit) to ``width`` by the Illinois
     variant of regula falsi (totals are smooth in the factor, so a few steps suffice), with a bisection
@@ -370,8 +368,6 @@ def _illinois(
             x = (a + b) / 2.0
         lengths.append(b - a)
         x = min(max(x, a + width / 2.0), b - width / 2.0)
-        if integer:
-            x = float(min(max(round(x), a + 1), b - 1))
         total, payload = attempt(x)
         g = total - limit
         if g <= 0.0:
@@ -405,25 +401,29 @@ def what_if(
     budget: Budget,
     accountants: Iterable[str] = ACCOUNTANT_NAMES,
 ) -> list[WhatIf]:
-    """What the totals would be after k more releases like ``event``, for each k in ``counts``."""
+    """What the totals would be after k more releases like ``event``, for each k in ``counts``.
+
+    Each total is ``accountant.epsilon(spent + [event]·k, budget.delta)``, composed from ``running``'s kept
+    state of the spent releases plus the k new ones (to the bit, or for PLD to 1e-9 relative; ``running``'s
+    docstring); the accountants asked about one k share that composition.
+    """
     if not isinstance(event, PrivacyEvent):
         raise ParameterError(f"event must be a PrivacyEvent, got {type(event).__name__}")
     spent_events = as_events(spent)
     names = list(accountants)
     out = []
     for count in counts:
-        k = check.non_negative_int(count, "count")
-        events = spent_events + [event] * k
+        new = [event] * check.non_negative_int(count, "count")
         totals: dict[str, float | None] = {}
         within: dict[str, bool | None] = {}
         for name in names:
             try:
-                total = get_accountant(name).epsilon(events, budget.delta)
+                total = running.epsilon(get_accountant(name), spent_events, new, budget.delta, keep=False)
             except UnsupportedEventError:
                 totals[name], within[name] = None, None
                 continue
             totals[name], within[name] = total, _fits(total, budget)
-        out.append(WhatIf(k, totals, within))
+        out.append(WhatIf(len(new), totals, within))
     return out
 
 
@@ -436,37 +436,50 @@ def max_releases(
     limit: int = 1_000_000,
 ) -> int:
     """The largest k ≤ ``limit`` such that the spent releases and k more like ``event`` fit ``budget``
-    (0 if not even one fits): "releases remaining at this accuracy"."""
+    (0 if not even one fits): "releases remaining at this accuracy".
+
+    "Fit" is the ledger's budget check (``running.fits``: total ≤ budget ε·(1 + REL_SLACK)), asked about the
+    k new releases on the kept state of the spent ones, so every count returned would be accepted by a
+    spend. Totals grow with k, so the count is found by doubling and bisection; under the tightest
+    accountant, as the largest of its components' counts (the minimum fits iff one component does),
+    cheapest first, each only from the best count so far.
+    """
     keeper = get_accountant(accountant) if isinstance(accountant, str) else accountant
     spent_events = keeper.check(as_events(spent))
     keeper.check([event])
     limit = check.positive_int(limit, "limit")
     best = 0
-    limit_epsilon = budget.epsilon * (1.0 + REL_SLACK)
     for judge in _components(keeper, [*spent_events, event]):
 
-        def total(k: float, judge: Accountant = judge) -> tuple[float, None]:
-            return judge.epsilon(spent_events + [event] * int(k), budget.delta), None
+        def fits(k: int, judge: Accountant = judge) -> bool:
+            new = [event] * k
+            return running.fits(judge, spent_events, new, budget.delta, budget.epsilon, keep=False)
 
-        first = best + 1
-        if best >= limit or total(first)[0] > limit_epsilon:
-            continue  # this accountant cannot beat the best count so far
-        lo: tuple[float, float, Any] = (first, total(first)[0] - limit_epsilon, None)
-        hi: tuple[float, float] | None = None
-        step = max(1, first // 16)
-        while hi is None:  # bracket: lo fits, hi does not (or the limit does)
-            candidate = min(int(lo[0]) + step, limit)
-            if candidate == lo[0]:
-                break
-            value = total(candidate)[0] - limit_epsilon
-            if value <= 0.0:
-                lo, step = (candidate, value, None), step * 2
-            else:
-                hi = (candidate, value)
-        if hi is not None:
-            lo = _illinois(total, lo, hi, limit_epsilon, 1.0, integer=True)
-        best = max(best, int(lo[0]))
+        best = _largest_count(fits, best, limit)
     return best
+
+
+def _largest_count(fits: Callable[[int], bool], known: int, limit: int) -> int:
+    """The largest k ≤ ``limit`` with ``fits(k)``, for a predicate that holds up to some k and no further,
+    given that ``known`` holds (0: nothing known): grow from known + 1 in doubling steps (from a sixteenth of
+    it) until it fails, then bisect."""
+    if known >= limit or not fits(known + 1):
+        return known
+    lo, step = known + 1, max(1, (known + 1) // 16)
+    while True:  # lo fits
+        hi = min(lo + step, limit)
+        if hi == lo:
+            return lo
+        if not fits(hi):
+            break
+        lo, step = hi, step * 2
+    while hi - lo > 1:  # lo fits, hi does not
+        middle = (lo + hi) // 2
+        if fits(middle):
+            lo = middle
+        else:
+            hi = middle
+    return lo
 
 
 def cumulative_totals(
