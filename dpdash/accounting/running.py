@@ -774,11 +774,13 @@ class _State:
 
     # -- adding events
     def extend(self, events: Iterable[PrivacyEvent]) -> None:
-        for event in events:
-            self._add(event)
+        # A run of one event (k more releases like it) is added at once: its setting's count grows by k.
+        for _, run in itertools.groupby(events, key=id):
+            alike = list(run)
+            self._add(alike[0], len(alike))
 
-    def _add(self, event: PrivacyEvent) -> None:
-        self.events.append(event)
+    def _add(self, event: PrivacyEvent, count: int = 1) -> None:
+        self.events.extend(itertools.repeat(event, count))
         if type(event) not in self.kinds:
             self.kinds[type(event)] = event
             for path in self.paths.values():  # tallies of accountants that refuse it are never read again
@@ -792,19 +794,19 @@ class _State:
         setting = event.setting
         if event.partition is None:
             old = self.whole[setting]
-            self.whole[setting] = old + 1
-            _basic_update(self.basic_whole, setting, old, old + 1)
+            self.whole[setting] = old + count
+            _basic_update(self.basic_whole, setting, old, old + count)
             for path in self.paths.values():
-                path.set(setting, path.counts[setting] + 1)
+                path.set(setting, path.counts[setting] + count)
             for split in self.pld.values():
-                split.update_whole(setting, old, old + 1)
+                split.update_whole(setting, old, old + count)
             return
         by, part = event.partition
         cell = self.cells.setdefault(by, {}).setdefault(part, Counter())
         old = cell[setting]
-        cell[setting] = old + 1
+        cell[setting] = old + count
         sums = self.basic_cells.setdefault(by, {}).setdefault(part, _ExactSums(2))
-        _basic_update(sums, setting, old, old + 1)
+        _basic_update(sums, setting, old, old + count)
         layout = self._layout()
         if layout != self.layout:
             self._rebuild(layout)
@@ -818,7 +820,7 @@ class _State:
         else:
             for key, path in self.paths.items():
                 if (by, part) in key:
-                    path.set(setting, path.counts[setting] + 1)
+                    path.set(setting, path.counts[setting] + count)
         for split in self.pld.values():
             for key, path in self.paths.items():
                 split.sync_rest(key, path, self.whole, setting)
