@@ -27,6 +27,7 @@ from dpdash import _validation as check
 from dpdash.accounting import running
 from dpdash.accounting.accountant import REL_SLACK, Accountant, as_events
 from dpdash.accounting.events import PrivacyEvent, _partition, event_for
+from dpdash.accounting.pld import _pinned
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
 from dpdash.accounting.tightest import TightestAccountant
 from dpdash.errors import DPDashError, ParameterError, UnsupportedEventError
@@ -502,16 +503,17 @@ def cumulative_totals(
     names = list(accountants)
     out: list[tuple[int, dict[str, float | None]]] = [(0, dict.fromkeys(names, 0.0))]
     refused: set[str] = set()
-    for n in counts:
-        row: dict[str, float | None] = {}
-        for name in names:
-            if name in refused:
-                row[name] = None
-                continue
-            try:
-                row[name] = get_accountant(name).epsilon(events[:n], target_delta)
-            except UnsupportedEventError:
-                refused.add(name)
-                row[name] = None
-        out.append((n, row))
+    with _pinned():  # one pmf per distinct release for all prefixes (PLD's own cache holds 512)
+        for n in counts:
+            row: dict[str, float | None] = {}
+            for name in names:
+                if name in refused:
+                    row[name] = None
+                    continue
+                try:
+                    row[name] = get_accountant(name).epsilon(events[:n], target_delta)
+                except UnsupportedEventError:
+                    refused.add(name)
+                    row[name] = None
+            out.append((n, row))
     return out

@@ -416,3 +416,19 @@ def test_a_ledger_accepts_the_releases_remaining_and_refuses_one_more(tmp_path: 
         with pytest.raises(BudgetExceededError):
             ledger.spend(fingerprint, GAUSS)
         assert ledger.max_releases(fingerprint, GAUSS) == 0
+
+
+def test_cumulative_totals_are_each_prefixs_totals_from_scratch() -> None:
+    """Each of the step chart's totals is the accountant's own total of that prefix from scratch."""
+    events = [*varied_history(120, 20, partitioned=True), ZCDPEvent(rho=0.001), *varied_history(10, 21)]
+    running.clear()
+    rows = cumulative_totals(events, 1e-6, points=12)
+    assert [n for n, _ in rows][-1] == len(events) and len(rows) == 13
+    for n, row in rows[1:]:
+        for name, total in row.items():
+            try:
+                want = get_accountant(name).epsilon(events[:n], 1e-6)
+            except UnsupportedEventError:
+                assert total is None and n > 120, (name, n)
+                continue
+            assert total == want, (name, n)
