@@ -200,6 +200,10 @@ def _release(query: PlannedQuery, mechanism: NoiseMechanism | None, locked: bool
     )
 
 
+# What a step of the planner's search keeps of factor t: the unlocked rows' mechanisms and their total.
+_Payload = tuple[dict[int, NoiseMechanism], float]
+
+
 def _fits(total: float, budget: Budget) -> bool:
     return total <= budget.epsilon * (1.0 + REL_SLACK)
 
@@ -257,21 +261,23 @@ def plan(
     if not unlocked:
         return Plan(rows(dict(locked)), budget, keeper.name, spent_total, locked_total, None, True, 0.0)
 
-    def attempt_under(judge: Accountant) -> Callable[[float], tuple[float, dict[int, NoiseMechanism]]]:
-        def attempt(t: float) -> tuple[float, dict[int, NoiseMechanism]]:
+    def attempt_under(judge: Accountant) -> Callable[[float], tuple[float, _Payload]]:
+        def attempt(t: float) -> tuple[float, _Payload]:
             try:
                 mechanisms = {i: queries[i].build(t * queries[i].weight) for i in unlocked}
                 events = [queries[i].event(m) for i, m in mechanisms.items()]
-                return running.epsilon(judge, base, events, delta, keep=False), mechanisms
+                total = running.epsilon(judge, base, events, delta, keep=False)
+                return total, (mechanisms, total)
             except DPDashError:
-                return math.inf, {}
+                return math.inf, ({}, math.inf)
 
         return attempt
 
     weights = math.fsum(queries[i].weight for i in unlocked)
     lowest = check.EPSILON_MIN / min(queries[i].weight for i in unlocked)  # every row's ε ≥ EPSILON_MIN
     guess = (budget.epsilon - locked_total) / weights
-    best: tuple[float, dict[int, NoiseMechanism]] | None = None
+    best: tuple[float, _Payload] | None = None  # (factor, payload)
+    finder = keeper
     # The tightest accountant fits exactly the factors that one of its components fits, so its largest
     # factor is the largest of theirs: search the cheap ones first, and a costly one (PLD) only from there.
     for judge in _components(keeper, base + samples):
@@ -279,12 +285,13 @@ def plan(
         start = guess if best is None else best[0] * (1.0 + _FACTOR_RTOL)
         found = _largest_factor(attempt, start, budget, must_fit_start=best is not None, lower=lowest)
         if found is not None and (best is None or found[0] > best[0]):
-            best = found
+            best, finder = found, judge
     if best is None:
         return Plan(rows(dict(locked)), budget, keeper.name, spent_total, locked_total, None, False, math.inf)
-    factor, mechanisms = best
+    factor, (mechanisms, total) = best
     events = [queries[i].event(m) for i, m in mechanisms.items()]
-    total = running.epsilon(keeper, base, events, delta, keep=False)
+    if finder is not keeper:  # the tightest's total at that factor: the least of its components'
+        total = running.epsilon(keeper, base, events, delta, keep=False)
     chosen: dict[int, NoiseMechanism | None] = {**locked, **mechanisms}
     return Plan(rows(chosen), budget, keeper.name, spent_total, total, factor, True, 0.0)
 
@@ -353,18 +360,20 @@ def _illinois(
     limit: float,
     width: float,
 ) -> tuple[float, float, Any]:
-    """Shrink [lo, hi] (lo fits: g ≤ 0; hi does not: g > 0, g = total − limit) to ``width`` by the Illinois
-    variant of regula falsi (totals are smooth in the factor, so a few steps suffice), with a bisection
-    step whenever interpolation stalls. Returns the last fitting point."""
+    """Shrink [lo, hi] (points u = log t; lo fits: g ≤ 0; hi does not: g > 0, g = total − limit) to ``width``
+    by the Illinois variant of regula falsi on the secant in t (totals are smooth in the factor, and nearly
+    straight in t itself, so a few steps suffice), with a bisection step in u whenever the bracket has not
+    halved in two steps. Returns the last fitting point."""
     g_lo, g_hi = lo[1], hi[1]
     side = 0
-    lengths = [hi[0] - lo[0]] * 2
+    lengths = [2.0 * (hi[0] - lo[0])] * 2  # so that the first two steps interpolate
     for _ in range(_MAX_STEPS):
         a, b = lo[0], hi[0]
         if b - a <= width:
             break
         if math.isfinite(g_hi) and g_hi > g_lo and (b - a) <= lengths[-2] / 2.0:
-            x = b - g_hi * (b - a) / (g_hi - g_lo)
+            ta, tb = math.exp(a), math.exp(b)
+            x = math.log(tb - g_hi * (tb - ta) / (g_hi - g_lo))
         else:  # no usable slope, or interpolation stalled for two steps: bisect
             x = (a + b) / 2.0
         lengths.append(b - a)
