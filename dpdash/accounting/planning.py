@@ -27,6 +27,7 @@ from dpdash import _validation as check
 from dpdash.accounting import running
 from dpdash.accounting.accountant import REL_SLACK, Accountant, as_events
 from dpdash.accounting.events import PrivacyEvent, _partition, event_for
+from dpdash.accounting.pld import _pinned
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
 from dpdash.accounting.tightest import TightestAccountant
 from dpdash.errors import DPDashError, ParameterError, UnsupportedEventError
@@ -199,6 +200,10 @@ def _release(query: PlannedQuery, mechanism: NoiseMechanism | None, locked: bool
     )
 
 
+# What a step of the planner's search keeps of factor t: the unlocked rows' mechanisms and their total.
+_Payload = tuple[dict[int, NoiseMechanism], float]
+
+
 def _fits(total: float, budget: Budget) -> bool:
     return total <= budget.epsilon * (1.0 + REL_SLACK)
 
@@ -256,21 +261,23 @@ def plan(
     if not unlocked:
         return Plan(rows(dict(locked)), budget, keeper.name, spent_total, locked_total, None, True, 0.0)
 
-    def attempt_under(judge: Accountant) -> Callable[[float], tuple[float, dict[int, NoiseMechanism]]]:
-        def attempt(t: float) -> tuple[float, dict[int, NoiseMechanism]]:
+    def attempt_under(judge: Accountant) -> Callable[[float], tuple[float, _Payload]]:
+        def attempt(t: float) -> tuple[float, _Payload]:
             try:
                 mechanisms = {i: queries[i].build(t * queries[i].weight) for i in unlocked}
                 events = [queries[i].event(m) for i, m in mechanisms.items()]
-                return running.epsilon(judge, base, events, delta, keep=False), mechanisms
+                total = running.epsilon(judge, base, events, delta, keep=False)
+                return total, (mechanisms, total)
             except DPDashError:
-                return math.inf, {}
+                return math.inf, ({}, math.inf)
 
         return attempt
 
     weights = math.fsum(queries[i].weight for i in unlocked)
     lowest = check.EPSILON_MIN / min(queries[i].weight for i in unlocked)  # every row's ε ≥ EPSILON_MIN
     guess = (budget.epsilon - locked_total) / weights
-    best: tuple[float, dict[int, NoiseMechanism]] | None = None
+    best: tuple[float, _Payload] | None = None  # (factor, payload)
+    finder = keeper
     # The tightest accountant fits exactly the factors that one of its components fits, so its largest
     # factor is the largest of theirs: search the cheap ones first, and a costly one (PLD) only from there.
     for judge in _components(keeper, base + samples):
@@ -278,12 +285,13 @@ def plan(
         start = guess if best is None else best[0] * (1.0 + _FACTOR_RTOL)
         found = _largest_factor(attempt, start, budget, must_fit_start=best is not None, lower=lowest)
         if found is not None and (best is None or found[0] > best[0]):
-            best = found
+            best, finder = found, judge
     if best is None:
         return Plan(rows(dict(locked)), budget, keeper.name, spent_total, locked_total, None, False, math.inf)
-    factor, mechanisms = best
+    factor, (mechanisms, total) = best
     events = [queries[i].event(m) for i, m in mechanisms.items()]
-    total = running.epsilon(keeper, base, events, delta, keep=False)
+    if finder is not keeper:  # the tightest's total at that factor: the least of its components'
+        total = running.epsilon(keeper, base, events, delta, keep=False)
     chosen: dict[int, NoiseMechanism | None] = {**locked, **mechanisms}
     return Plan(rows(chosen), budget, keeper.name, spent_total, total, factor, True, 0.0)
 
@@ -351,27 +359,25 @@ def _illinois(
     hi: tuple[float, float],
     limit: float,
     width: float,
-    *,
-    integer: bool = False,
 ) -> tuple[float, float, Any]:
-    """Shrink [lo, hi] (lo fits: g ≤ 0; hi does not: g > 0, g = total − limit) to ``width`` by the Illinois
-    variant of regula falsi (totals are smooth in the factor, so a few steps suffice), with a bisection
-    step whenever interpolation stalls. Returns the last fitting point."""
+    """Shrink [lo, hi] (points u = log t; lo fits: g ≤ 0; hi does not: g > 0, g = total − limit) to ``width``
+    by the Illinois variant of regula falsi on the secant in t (totals are smooth in the factor, and nearly
+    straight in t itself, so a few steps suffice), with a bisection step in u whenever the bracket has not
+    halved in two steps. Returns the last fitting point."""
     g_lo, g_hi = lo[1], hi[1]
     side = 0
-    lengths = [hi[0] - lo[0]] * 2
+    lengths = [2.0 * (hi[0] - lo[0])] * 2  # so that the first two steps interpolate
     for _ in range(_MAX_STEPS):
         a, b = lo[0], hi[0]
         if b - a <= width:
             break
         if math.isfinite(g_hi) and g_hi > g_lo and (b - a) <= lengths[-2] / 2.0:
-            x = b - g_hi * (b - a) / (g_hi - g_lo)
+            ta, tb = math.exp(a), math.exp(b)
+            x = math.log(tb - g_hi * (tb - ta) / (g_hi - g_lo))
         else:  # no usable slope, or interpolation stalled for two steps: bisect
             x = (a + b) / 2.0
         lengths.append(b - a)
         x = min(max(x, a + width / 2.0), b - width / 2.0)
-        if integer:
-            x = float(min(max(round(x), a + 1), b - 1))
         total, payload = attempt(x)
         g = total - limit
         if g <= 0.0:
@@ -405,25 +411,29 @@ def what_if(
     budget: Budget,
     accountants: Iterable[str] = ACCOUNTANT_NAMES,
 ) -> list[WhatIf]:
-    """What the totals would be after k more releases like ``event``, for each k in ``counts``."""
+    """What the totals would be after k more releases like ``event``, for each k in ``counts``.
+
+    Each total is ``accountant.epsilon(spent + [event]·k, budget.delta)``, composed from ``running``'s kept
+    state of the spent releases plus the k new ones (to the bit, or for PLD to 1e-9 relative; ``running``'s
+    docstring); the accountants asked about one k share that composition.
+    """
     if not isinstance(event, PrivacyEvent):
         raise ParameterError(f"event must be a PrivacyEvent, got {type(event).__name__}")
     spent_events = as_events(spent)
     names = list(accountants)
     out = []
     for count in counts:
-        k = check.non_negative_int(count, "count")
-        events = spent_events + [event] * k
+        new = [event] * check.non_negative_int(count, "count")
         totals: dict[str, float | None] = {}
         within: dict[str, bool | None] = {}
         for name in names:
             try:
-                total = get_accountant(name).epsilon(events, budget.delta)
+                total = running.epsilon(get_accountant(name), spent_events, new, budget.delta, keep=False)
             except UnsupportedEventError:
                 totals[name], within[name] = None, None
                 continue
             totals[name], within[name] = total, _fits(total, budget)
-        out.append(WhatIf(k, totals, within))
+        out.append(WhatIf(len(new), totals, within))
     return out
 
 
@@ -436,37 +446,50 @@ def max_releases(
     limit: int = 1_000_000,
 ) -> int:
     """The largest k ≤ ``limit`` such that the spent releases and k more like ``event`` fit ``budget``
-    (0 if not even one fits): "releases remaining at this accuracy"."""
+    (0 if not even one fits): "releases remaining at this accuracy".
+
+    "Fit" is the ledger's budget check (``running.fits``: total ≤ budget ε·(1 + REL_SLACK)), asked about the
+    k new releases on the kept state of the spent ones, so every count returned would be accepted by a
+    spend. Totals grow with k, so the count is found by doubling and bisection; under the tightest
+    accountant, as the largest of its components' counts (the minimum fits iff one component does),
+    cheapest first, each only from the best count so far.
+    """
     keeper = get_accountant(accountant) if isinstance(accountant, str) else accountant
     spent_events = keeper.check(as_events(spent))
     keeper.check([event])
     limit = check.positive_int(limit, "limit")
     best = 0
-    limit_epsilon = budget.epsilon * (1.0 + REL_SLACK)
     for judge in _components(keeper, [*spent_events, event]):
 
-        def total(k: float, judge: Accountant = judge) -> tuple[float, None]:
-            return judge.epsilon(spent_events + [event] * int(k), budget.delta), None
+        def fits(k: int, judge: Accountant = judge) -> bool:
+            new = [event] * k
+            return running.fits(judge, spent_events, new, budget.delta, budget.epsilon, keep=False)
 
-        first = best + 1
-        if best >= limit or total(first)[0] > limit_epsilon:
-            continue  # this accountant cannot beat the best count so far
-        lo: tuple[float, float, Any] = (first, total(first)[0] - limit_epsilon, None)
-        hi: tuple[float, float] | None = None
-        step = max(1, first // 16)
-        while hi is None:  # bracket: lo fits, hi does not (or the limit does)
-            candidate = min(int(lo[0]) + step, limit)
-            if candidate == lo[0]:
-                break
-            value = total(candidate)[0] - limit_epsilon
-            if value <= 0.0:
-                lo, step = (candidate, value, None), step * 2
-            else:
-                hi = (candidate, value)
-        if hi is not None:
-            lo = _illinois(total, lo, hi, limit_epsilon, 1.0, integer=True)
-        best = max(best, int(lo[0]))
+        best = _largest_count(fits, best, limit)
     return best
+
+
+def _largest_count(fits: Callable[[int], bool], known: int, limit: int) -> int:
+    """The largest k ≤ ``limit`` with ``fits(k)``, for a predicate that holds up to some k and no further,
+    given that ``known`` holds (0: nothing known): grow from known + 1 in doubling steps (from a sixteenth of
+    it) until it fails, then bisect."""
+    if known >= limit or not fits(known + 1):
+        return known
+    lo, step = known + 1, max(1, (known + 1) // 16)
+    while True:  # lo fits
+        hi = min(lo + step, limit)
+        if hi == lo:
+            return lo
+        if not fits(hi):
+            break
+        lo, step = hi, step * 2
+    while hi - lo > 1:  # lo fits, hi does not
+        middle = (lo + hi) // 2
+        if fits(middle):
+            lo = middle
+        else:
+            hi = middle
+    return lo
 
 
 def cumulative_totals(
@@ -489,16 +512,17 @@ def cumulative_totals(
     names = list(accountants)
     out: list[tuple[int, dict[str, float | None]]] = [(0, dict.fromkeys(names, 0.0))]
     refused: set[str] = set()
-    for n in counts:
-        row: dict[str, float | None] = {}
-        for name in names:
-            if name in refused:
-                row[name] = None
-                continue
-            try:
-                row[name] = get_accountant(name).epsilon(events[:n], target_delta)
-            except UnsupportedEventError:
-                refused.add(name)
-                row[name] = None
-        out.append((n, row))
+    with _pinned():  # one pmf per distinct release for all prefixes (PLD's own cache holds 512)
+        for n in counts:
+            row: dict[str, float | None] = {}
+            for name in names:
+                if name in refused:
+                    row[name] = None
+                    continue
+                try:
+                    row[name] = get_accountant(name).epsilon(events[:n], target_delta)
+                except UnsupportedEventError:
+                    refused.add(name)
+                    row[name] = None
+            out.append((n, row))
     return out

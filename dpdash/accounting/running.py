@@ -287,11 +287,16 @@ class _Loss:
     bounds: np.ndarray | None = None
 
     def add(self, setting: PrivacyEvent, interval: float, side: str, count: int) -> None:
-        single = _side(setting, interval, side)
-        for _ in range(count):
-            self.lower += single.lower
-            self.log_keep += math.log1p(-single.infinity)
-            self.probs = np.clip(signal.oaconvolve(self.probs, single.probs), 0.0, None)
+        """Compose ``count`` releases of ``setting``: one convolution with their k-fold pmf (for k ≥ 2,
+        ``PLDAccountant``'s own composition of k identical releases: one FFT power, TAIL_MASS at +∞ if
+        its window cut the tails), not k convolutions."""
+        if count == 1:
+            single = _side(setting, interval, side)
+        else:
+            single = _COMPOSER.compose(((setting, count),), interval, side)
+        self.lower += single.lower
+        self.log_keep += math.log1p(-single.infinity)
+        self.probs = np.clip(signal.oaconvolve(self.probs, single.probs), 0.0, None)
         if self.bounds is not None:
             self.bounds = self.bounds + count * log_mgf(setting, interval, side)  # never in place: shared
         self._cut()
@@ -524,7 +529,8 @@ class _PLDSplit:
         out.base, out.recent = self.base.copy(), self.recent.copy()  # type: ignore[assignment]
         out.recent_counts = Counter(self.recent_counts)
         out.owns = {key: (Counter(c), t.copy()) for key, (c, t) in self.owns.items()}  # type: ignore[misc]
-        out._tails = self._tails
+        # The copy's base is this one until either folds: the tails (filled as asked) serve both.
+        out._tails = self._tails = None if self.base.sides is None else self._base_tails()
         return out
 
     def update_whole(self, setting: PrivacyEvent, old: int, new: int) -> None:
@@ -556,6 +562,13 @@ class _PLDSplit:
         if self.base.sides is None and not self.base.pending:
             return None
         return self.base.pmfs()
+
+    def _base_tails(self) -> dict[str, _Tails]:
+        """The base's tails per side (computed only as far as they are asked)."""
+        if self._tails is None:
+            base = self.base.pmfs()
+            self._tails = {side: _Tails(pmf, self.accountant.interval) for side, pmf in base.items()}
+        return self._tails
 
     def _own(self, key: Any, path: _Path, whole: Counter[PrivacyEvent]) -> dict[str, _Pmf] | None:
         """The composed pmfs of path ``key``'s partitioned releases (None: it has none)."""
@@ -629,11 +642,10 @@ class _PLDSplit:
                 pmfs = joint[0] if len(joint) == 1 else _convolved(*joint)
                 deltas += [_delta_for_epsilon(pmf, interval, limit) for pmf in pmfs.values()]
         else:
-            if self._tails is None:
-                self._tails = {side: _Tails(pmf, interval) for side, pmf in base.items()}
+            base_tails = self._base_tails()
             sides = set(base) | set(recent or ()) | {side for own in owns for side in own or ()}
             for side in sorted(sides):  # a part without an ``add`` side is symmetric: its ``remove``
-                tails = self._tails.get(side, self._tails["remove"])
+                tails = base_tails.get(side, base_tails["remove"])
                 part = None if recent is None else recent.get(side, recent["remove"])
                 mine = [None if own is None else own.get(side, own["remove"]) for own in owns]
                 deltas += tails.path_deltas(limit, part, mine)
@@ -762,11 +774,13 @@ class _State:
 
     # -- adding events
     def extend(self, events: Iterable[PrivacyEvent]) -> None:
-        for event in events:
-            self._add(event)
+        # A run of one event (k more releases like it) is added at once: its setting's count grows by k.
+        for _, run in itertools.groupby(events, key=id):
+            alike = list(run)
+            self._add(alike[0], len(alike))
 
-    def _add(self, event: PrivacyEvent) -> None:
-        self.events.append(event)
+    def _add(self, event: PrivacyEvent, count: int = 1) -> None:
+        self.events.extend(itertools.repeat(event, count))
         if type(event) not in self.kinds:
             self.kinds[type(event)] = event
             for path in self.paths.values():  # tallies of accountants that refuse it are never read again
@@ -780,19 +794,19 @@ class _State:
         setting = event.setting
         if event.partition is None:
             old = self.whole[setting]
-            self.whole[setting] = old + 1
-            _basic_update(self.basic_whole, setting, old, old + 1)
+            self.whole[setting] = old + count
+            _basic_update(self.basic_whole, setting, old, old + count)
             for path in self.paths.values():
-                path.set(setting, path.counts[setting] + 1)
+                path.set(setting, path.counts[setting] + count)
             for split in self.pld.values():
-                split.update_whole(setting, old, old + 1)
+                split.update_whole(setting, old, old + count)
             return
         by, part = event.partition
         cell = self.cells.setdefault(by, {}).setdefault(part, Counter())
         old = cell[setting]
-        cell[setting] = old + 1
+        cell[setting] = old + count
         sums = self.basic_cells.setdefault(by, {}).setdefault(part, _ExactSums(2))
-        _basic_update(sums, setting, old, old + 1)
+        _basic_update(sums, setting, old, old + count)
         layout = self._layout()
         if layout != self.layout:
             self._rebuild(layout)
@@ -806,7 +820,7 @@ class _State:
         else:
             for key, path in self.paths.items():
                 if (by, part) in key:
-                    path.set(setting, path.counts[setting] + 1)
+                    path.set(setting, path.counts[setting] + count)
         for split in self.pld.values():
             for key, path in self.paths.items():
                 split.sync_rest(key, path, self.whole, setting)
@@ -1027,12 +1041,18 @@ def finish_folds(timeout: float | None = None) -> bool:
     use this to time or check a state at rest). Whether they finished within ``timeout`` seconds."""
     return _FOLDS.wait(timeout)
 _STATES: list[_State] = []
+# The last question not kept (``keep=False``): the kept state it starts from, its new events, and its state,
+# so that the same question asked again under another accountant (a what-if row: pld, then tightest, whose
+# minimum reads the same PLD total) composes the new events once.
+_ASKED: tuple[_State, list[PrivacyEvent], _State] | None = None
 
 
 def clear() -> None:
     """Forget the kept states (answers never depend on them)."""
+    global _ASKED
     with _LOCK:
         _STATES.clear()
+        _ASKED = None
 
 
 def _prefix_of(state: _State, history: Sequence[PrivacyEvent]) -> bool:
@@ -1057,11 +1077,16 @@ def _state_of(
     events it lacks. The states of ``history`` and of ``history + new`` are both kept: the next release
     starts from the first, and the same question asked again (a spend re-checked under the write lock, the
     total of a refused spend) finds the second with its totals. With ``keep=False`` only the state of
-    ``history`` is kept; ``history + new`` is a copy of it, asked once and dropped."""
+    ``history`` is kept; ``history + new`` is a copy of it, dropped once another such question is asked."""
+    global _ASKED
     if not keep and new:
-        state = _state_of(history).copy()
+        origin = _state_of(history)
+        if _ASKED is not None and _ASKED[0] is origin and _ASKED[1] == new:
+            return _ASKED[2]
+        state = origin.copy()
         state.kept = False
         state.extend(new)
+        _ASKED = (origin, list(new), state)
         return state
     full = [*history, *new]
     best = max((s for s in _STATES if _prefix_of(s, full)), key=lambda s: len(s.events), default=None)
@@ -1142,10 +1167,13 @@ def fits(
     new: Sequence[PrivacyEvent],
     target_delta: float,
     budget_epsilon: float,
+    *,
+    keep: bool = True,
 ) -> bool:
     """Whether ``epsilon(accountant, history, new, target_delta) <= budget_epsilon·(1 + REL_SLACK)``, the
     ledger's budget check, stopping at the first of the tightest's components that certifies it. The states
-    of ``history`` and ``history + new`` are kept, with the totals asked (``_state_of``)."""
+    of ``history`` and ``history + new`` are kept, with the totals asked (``_state_of``); with ``keep=False``
+    (a hypothetical question, as for ``epsilon``) only that of ``history``."""
     with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
-        state, target_delta = _with_new(accountant, history, new, target_delta)
+        state, target_delta = _with_new(accountant, history, new, target_delta, keep)
         return state.fits(accountant, target_delta, budget_epsilon * (1.0 + REL_SLACK))

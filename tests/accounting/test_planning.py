@@ -13,8 +13,10 @@ from dpdash import Gaussian, Laplace
 from dpdash.accounting import (
     ApproxDPEvent,
     Budget,
+    BudgetExceededError,
     LaplaceEvent,
     Ledger,
+    NonPrivateEvent,
     PlannedQuery,
     PrivacyEvent,
     ZCDPEvent,
@@ -288,3 +290,145 @@ def test_a_ledger_accepts_the_releases_of_its_plan(tmp_path: Path) -> None:
         ledger.spend_many(fingerprint, result.events)
         assert ledger.spent(fingerprint).epsilon == pytest.approx(result.total, rel=1e-9)
         assert ledger.spent(fingerprint).epsilon <= 1.5 * (1 + REL_SLACK)
+
+
+# ---- what-if totals and releases remaining, from the kept state of the spent releases --------------------
+def straightforward_max_releases(
+    event: PrivacyEvent, spent: list[PrivacyEvent], budget: Budget, accountant: Accountant
+) -> int:
+    """The largest k with the accountant's own total of spent + k releases like ``event``, composed from
+    scratch, within the budget (as the ledger compares: ε·(1 + REL_SLACK)); by doubling and bisection."""
+
+    def fits(k: int) -> bool:
+        return accountant.epsilon(spent + [event] * k, budget.delta) <= budget.epsilon * (1 + REL_SLACK)
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while fits(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        middle = (lo + hi) // 2
+        lo, hi = (middle, hi) if fits(middle) else (lo, middle)
+    return lo
+
+
+LAPLACE = LaplaceEvent(epsilon=0.1, sensitivity=1.0, query="count")
+GAUSS = event_for(Gaussian(epsilon=0.2, delta=1e-9, sensitivity=1.0), query="sum")
+# name: (accountant, seed, partitioned history, releases added to it, budget, the event repeated)
+REPEATS: dict[str, tuple[str, int, bool, list[PrivacyEvent], Budget, PrivacyEvent]] = {
+    "pld, laplace": ("pld", 10, False, [], Budget(2.0, 1e-6), LAPLACE),
+    "pld, gaussian": ("pld", 11, False, [], Budget(2.0, 1e-6), GAUSS),
+    "pld, partitioned": (
+        "pld",
+        12,
+        True,
+        [],
+        Budget(1.5, 1e-6),
+        LaplaceEvent(epsilon=0.1, sensitivity=1.0, partition=("region", "N")),
+    ),
+    "tightest, laplace": ("tightest", 13, False, [], Budget(2.0, 1e-6), LAPLACE),
+    "tightest, gaussian": ("tightest", 14, True, [], Budget(2.0, 1e-6), GAUSS),
+    "basic, laplace": ("basic", 15, True, [], Budget(2.0, 1e-6), LAPLACE),
+    "pld, already over": (
+        "pld",
+        16,
+        False,
+        [LaplaceEvent(epsilon=2.5, sensitivity=1.0)],
+        Budget(2.0, 1e-6),
+        GAUSS,
+    ),
+    "pld, infinite": ("pld", 17, False, [ApproxDPEvent(epsilon=0.1, delta=1e-5)], Budget(2.0, 1e-6), LAPLACE),
+    "tightest, non-private": (
+        "tightest",
+        18,
+        False,
+        [NonPrivateEvent(query="exact")],
+        Budget(2.0, 1e-6),
+        LAPLACE,
+    ),
+}
+
+
+@pytest.mark.parametrize("recent", [False, True], ids=["history composed at once", "after spends"])
+@pytest.mark.parametrize("case", REPEATS)
+def test_releases_remaining_are_the_straightforward_count_and_pass_the_budget_check(
+    case: str, recent: bool
+) -> None:
+    """``max_releases`` asks the ledger's budget check about k new releases on the kept state of the spent
+    ones: the count is the one the accountant's own totals from scratch give, that many pass the check
+    and fit from scratch, and one more does not. ``recent``: the kept state was grown by single spends
+    (its newest releases composed one by one, not yet folded into the rest), as a ledger's is."""
+    name, seed, partitioned, extra, budget, event = REPEATS[case]
+    accountant = get_accountant(name)
+    spent = varied_history(120, seed, partitioned) + extra
+    running.clear()
+    if recent:
+        for n in range(len(spent) - 6, len(spent) + 1):  # each spend's total, from the kept state
+            running.epsilon(accountant, spent[: n - 1], spent[n - 1 : n], budget.delta)
+    count = max_releases(event, spent=spent, budget=budget, accountant=name)
+    assert count == straightforward_max_releases(event, spent, budget, accountant)
+    limit = budget.epsilon * (1 + REL_SLACK)
+    if count:  # never over: from scratch, and under the ledger's check
+        assert accountant.epsilon(spent + [event] * count, budget.delta) <= limit
+        assert running.fits(accountant, spent, [event] * count, budget.delta, budget.epsilon)
+    assert accountant.epsilon(spent + [event] * (count + 1), budget.delta) > limit
+    assert not running.fits(accountant, spent, [event] * (count + 1), budget.delta, budget.epsilon)
+    if "over" in case or "infinite" in case or "non-private" in case:
+        assert count == 0
+
+
+@pytest.mark.parametrize(
+    "case", ["pld, gaussian", "tightest, gaussian", "pld, infinite", "tightest, non-private"]
+)
+def test_what_if_totals_are_the_accountants_totals_from_scratch(case: str) -> None:
+    """Each what-if total is the accountant's own from scratch: to the bit for the five exact accountants,
+    to running's 1e-9 relative for pld and tightest; an accountant that refuses an event gives None."""
+    _, seed, partitioned, extra, budget, event = REPEATS[case]
+    spent = varied_history(120, seed, partitioned) + extra + [ZCDPEvent(rho=0.001)] * (seed % 2)
+    running.clear()
+    rows = what_if(event, [0, 1, 7, 300], spent=spent, budget=budget)
+    for row in rows:
+        assert row.count in (0, 1, 7, 300)
+        for name, total in row.totals.items():
+            accountant = get_accountant(name)
+            try:
+                want = accountant.epsilon(spent + [event] * row.count, budget.delta)
+            except UnsupportedEventError:
+                assert total is None and row.within_budget[name] is None, name
+                continue
+            assert total is not None, name
+            if name in ("pld", "tightest") and math.isfinite(want):
+                assert total == pytest.approx(want, rel=1e-9, abs=0), name
+            else:
+                assert total == want, name
+            assert row.within_budget[name] == (total <= budget.epsilon * (1 + REL_SLACK)), name
+
+
+def test_a_ledger_accepts_the_releases_remaining_and_refuses_one_more(tmp_path: Path) -> None:
+    fingerprint = "sha256:" + "2" * 64
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ledger.add_dataset(name="d", fingerprint=fingerprint, budget=Budget(1.5, 1e-6), accountant="pld")
+        ledger.spend_many(fingerprint, varied_history(200, 8))
+        count = ledger.max_releases(fingerprint, GAUSS)
+        assert count > 0
+        ledger.spend_many(fingerprint, [GAUSS] * count)
+        with pytest.raises(BudgetExceededError):
+            ledger.spend(fingerprint, GAUSS)
+        assert ledger.max_releases(fingerprint, GAUSS) == 0
+
+
+def test_cumulative_totals_are_each_prefixs_totals_from_scratch() -> None:
+    """Each of the step chart's totals is the accountant's own total of that prefix from scratch."""
+    events = [*varied_history(120, 20, partitioned=True), ZCDPEvent(rho=0.001), *varied_history(10, 21)]
+    running.clear()
+    rows = cumulative_totals(events, 1e-6, points=12)
+    assert [n for n, _ in rows][-1] == len(events) and len(rows) == 13
+    for n, row in rows[1:]:
+        for name, total in row.items():
+            try:
+                want = get_accountant(name).epsilon(events[:n], 1e-6)
+            except UnsupportedEventError:
+                assert total is None and n > 120, (name, n)
+                continue
+            assert total == want, (name, n)

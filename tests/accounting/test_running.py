@@ -176,6 +176,30 @@ def test_questions_not_kept_leave_only_the_history_kept(name: str) -> None:
     assert running._STATES[-1].events == history + new and kept in running._STATES
 
 
+@pytest.mark.parametrize("name", ["pld", "tightest"])
+def test_many_releases_alike_onto_recent_ones_compose_once(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """k releases alike asked about (not kept) on a state whose newest releases are not yet folded into
+    the rest, as a ledger's is after a few spends: PLD composes them as one k-fold pmf (``PLDAccountant``'s
+    own, by count), then one convolution; the totals are those from scratch, the budget check agrees with
+    them, and neither question keeps a state."""
+    accountant = get_accountant(name)
+    history = [LaplaceEvent(epsilon=0.02 + 0.001 * i, sensitivity=1.0) for i in range(30)]
+    monkeypatch.setattr(running, "FOLD_SHARE", 10.0)  # the recent releases stay recent
+    running.clear()
+    for n in range(len(history) - 3, len(history)):  # three spends: recent releases on the base
+        running.epsilon(accountant, history[:n], history[n : n + 1], 1e-6)
+    kept = [len(state.events) for state in running._STATES]
+    for k in (2, 40, 400):
+        new = [GaussianEvent.from_sigma(sigma=10.0, sensitivity=1.0, delta=1e-9)] * k
+        scratch = accountant.epsilon(history + new, 1e-6)
+        assert same(name, running.epsilon(accountant, history, new, 1e-6, keep=False), scratch)
+        assert running.fits(accountant, history, new, 1e-6, scratch * 1.001, keep=False)
+        assert not running.fits(accountant, history, new, 1e-6, scratch * 0.999, keep=False)
+    assert [len(state.events) for state in running._STATES] == kept
+
+
 def test_unsupported_and_non_private_events() -> None:
     running.clear()
     history = [LaplaceEvent(epsilon=0.1, sensitivity=1.0)]
