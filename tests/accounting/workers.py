@@ -64,3 +64,16 @@ def spend_with_request(
         results.put(entry.uid)
     finally:
         ledger.close()
+
+
+def spend_once_as(path: str, fingerprint: str, epsilon: float, user: str, start: Any, results: Any) -> None:
+    """``spend_once`` by ``user``: the ledger records a "release" or a "refused" action for it."""
+    ledger = Ledger(path)
+    start.wait()
+    try:
+        ledger.spend(fingerprint, LaplaceEvent(epsilon=epsilon, sensitivity=1.0, query="race"), user=user)
+        results.put(1)
+    except BudgetExceededError:
+        results.put(0)
+    finally:
+        ledger.close()

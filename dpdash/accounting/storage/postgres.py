@@ -129,8 +129,20 @@ _TABLES = {
         created_at TEXT NOT NULL,
         UNIQUE (dataset_id, request_id)
     )""",
+    "actions": """CREATE TABLE actions (
+        id BIGSERIAL PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        who TEXT,
+        what TEXT NOT NULL,
+        fingerprint TEXT,
+        details TEXT NOT NULL
+    )""",
 }
-_INDEXES = {"entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"]}
+_INDEXES = {
+    "entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"],
+    "actions": ["CREATE INDEX actions_by_table ON actions (fingerprint, id)"],
+}
 _REFUSE = """CREATE OR REPLACE FUNCTION dpdash_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'the dpdash ledger is append-only: % cannot be %', TG_TABLE_NAME,
@@ -338,6 +350,9 @@ class PostgresStore(Store):
 
     def any_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
         return f"{column} = ANY(?)", list(values)
+
+    def mentions_secret(self, text: str) -> bool:
+        return any(secret in text for secret in self._secrets.value)
 
     # ---- schema ----------------------------------------------------------------------------------
     def _table_names(self, conn: _Connection) -> set[str]:

@@ -118,8 +118,20 @@ _TABLES = {
         created_at TEXT NOT NULL,
         UNIQUE (dataset_id, request_id)
     )""",
+    "actions": """CREATE TABLE actions (
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        who TEXT,
+        what TEXT NOT NULL,
+        fingerprint TEXT,
+        details TEXT NOT NULL
+    )""",
 }
-_INDEXES = {"entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"]}
+_INDEXES = {
+    "entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"],
+    "actions": ["CREATE INDEX actions_by_table ON actions (fingerprint, id)"],
+}
 _ACTIONS = (("UPDATE", "changed"), ("DELETE", "deleted"))
 
 
@@ -251,9 +263,9 @@ class SQLiteStore(Store):
 
     def _migrate(self) -> None:
         """Bring an older ledger to the current schema: each version adds append-only tables (2: those of
-        ``versions``, 3: ``published``, 4: ``requests``); nothing old is changed. A ledger that cannot be
-        written stays as it is and reads as one with nothing of the newer kinds recorded (``schema``);
-        recording them is refused with a message."""
+        ``versions``, 3: ``published``, 4: ``requests``, 5: ``actions``); nothing old is changed. A ledger
+        that cannot be written stays as it is and reads as one with nothing of the newer kinds recorded
+        (``schema``); recording them is refused with a message."""
         missing = [t for v in range(2, SCHEMA_VERSION + 1) for t in TABLES_OF_SCHEMA[v]]
         if not set(missing) <= self._table_names():
             try:
