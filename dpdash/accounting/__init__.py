@@ -8,7 +8,8 @@
 - ``Ledger``: datasets with budgets, sessions and releases in one SQLite file, or in a PostgreSQL database
   shared by many processes (``Ledger("postgresql://...")``); a spend checks and records in one
   transaction, or raises ``BudgetExceededError`` saying what remains; every write records who did it in
-  the log of actions (``Ledger.actions``), in the same transaction.
+  the log of actions (``Ledger.actions``), in the same transaction; an analyst's release requests wait for
+  the owner's decision (``Ledger.request_release``, ``decide_request``).
 - Planning: ``plan`` (PSI-style allocation of what remains), ``what_if``, ``max_releases``.
 
 >>> from dpdash import Laplace
@@ -44,6 +45,7 @@ from dpdash.accounting.ledger import (
     Entry,
     ImportReport,
     Ledger,
+    RequestRecord,
     Session,
     default_ledger_location,
     default_ledger_path,
@@ -96,6 +98,7 @@ __all__ = [
     "PrivacyTotal",
     "PureDPEvent",
     "RDPAccountant",
+    "RequestRecord",
     "Session",
     "TightestAccountant",
     "UnsupportedEventError",

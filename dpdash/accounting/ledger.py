@@ -12,10 +12,11 @@ keeps it, fixed at registration), sessions, and release entries (the event as JS
 mechanism, the time, the session), and (schema 2, ``versions``) the unit of privacy recorded with a
 budget, the versions that continue a budget and the owner's statements of a different population,
 (schema 3, ``published``) the values each release published, (schema 4, ``request_ids``) the request
-ids that make a release request sent again spend once, and (schema 5, ``actions``) the log of who did
-what: every write records its action, by its ``user=``, in its own transaction. None of it can be changed
-or deleted: the storage's triggers refuse it, so the history is append-only even for other clients of the
-database. An older ledger is upgraded when opened (new tables only).
+ids that make a release request sent again spend once, and (schema 5) the log of who did what
+(``actions``: every write records its action, by its ``user=``, in its own transaction) and the release
+requests an analyst makes and the owner approves or declines (``release_requests``). None of it can be
+changed or deleted: the storage's triggers refuse it, so the history is append-only even for other clients
+of the database. An older ledger is upgraded when opened (new tables only).
 
 This module holds the rules; the storage only runs its SQL. A spend is one write transaction: it locks the
 dataset (``Store.lock_dataset``: in PostgreSQL its row, ``FOR UPDATE``; in SQLite, ``BEGIN IMMEDIATE`` has
@@ -90,10 +91,29 @@ from dpdash.accounting.published import (
     read_published,
     record_of,
 )
-from dpdash.accounting.records import Action, Budget, BudgetStatus, Dataset, Entry, ImportReport, Session
+from dpdash.accounting.records import (
+    Action,
+    Budget,
+    BudgetStatus,
+    Dataset,
+    Entry,
+    ImportReport,
+    RequestRecord,
+    Session,
+)
 from dpdash.accounting.records import now as _now
 from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
+from dpdash.accounting.release_requests import (
+    MAX_REASON,
+    STATUSES,
+    insert_decision,
+    insert_release_request,
+    planned_release,
+    query_label,
+    read_release_requests,
+    same_release,
+)
 from dpdash.accounting.request_ids import insert_request, read_request, request_id_of
 from dpdash.accounting.signing import new_private_key, public_key, sign, valid_public_key
 from dpdash.accounting.storage import is_url, open_store
@@ -135,6 +155,7 @@ __all__ = [
     "Entry",
     "ImportReport",
     "Ledger",
+    "RequestRecord",
     "Session",
     "default_ledger_location",
     "default_ledger_path",
@@ -683,6 +704,119 @@ class Ledger:
                     tables = [found.fingerprint, *(v.fingerprint for v in versions)]
             return read_actions(conn, tables, self._store.any_of, self._where)
 
+    # ---- release requests (schema 5; see ``release_requests``) -------------------------------------
+    def request_release(self, dataset: Dataset | str, request: dict[str, Any], *, user: str) -> RequestRecord:
+        """Ask for a release from ``dataset``: store the planned release for its owner to approve or decline
+        (``decide_request``), with a "request" action by ``user``. Nothing is drawn and no budget is spent.
+
+        Args:
+            dataset: a ``Dataset`` or its fingerprint (registered: the release would spend its budget).
+            request: ``release``'s arguments but the data (``release_requests.planned_release``):
+                ``{"query": query.to_dict(), "mechanism": "laplace", "epsilon": 0.5}``, and optionally
+                ``delta``, ``confidence``, ``postprocess``, ``options``, ``note``.
+            user: who asks (``actions.user_label``).
+
+        Returns:
+            The stored request, "pending".
+        """
+        ds = self.dataset(dataset)
+        label = self._user(user_label(user))
+        planned = planned_release(request)
+        if any(self._store.mentions_secret(text) for text in texts_of(planned)):
+            raise ParameterError("a release request must never hold a password; nothing was recorded")
+        self._need_schema(5, "record the release request")
+        uid, created = uuid.uuid4().hex, _now()
+        with self._transaction("record the release request") as conn:
+            insert_release_request(conn, uid, self._dataset_id(conn, ds.fingerprint), planned, label, created)
+            self._log(conn, "request", label, ds.fingerprint, {
+                "request": uid, "query": short(query_label(planned)), "mechanism": planned["mechanism"],
+                "epsilon": planned["epsilon"], "delta": planned["delta"],
+            })  # fmt: skip
+        return RequestRecord(uid, ds.fingerprint, planned, label, created, "pending")
+
+    def release_requests(self, dataset: Dataset | str, status: str | None = None) -> list[RequestRecord]:
+        """The dataset's release requests, oldest first; only those with ``status`` ("pending",
+        "approved" (not yet released), "declined", "released") if given."""
+        ds = self.dataset(dataset)
+        if status is not None:
+            check.one_of(status, "status", STATUSES)
+        if self._store.schema < 5:
+            return []
+        with self._reading() as conn:
+            found = read_release_requests(
+                conn, "r.dataset_id = ?", (self._dataset_id(conn, ds.fingerprint),), self._where
+            )
+        return [r for r in found if status is None or r.status == status]
+
+    def decide_request(self, request_id: str, approve: bool, *, user: str, reason: str = "") -> RequestRecord:
+        """Approve or decline a pending release request, once, with an "approve" or "decline" action by
+        ``user``. The decision is a row of its own (the request is never changed). A request already
+        decided is refused: of several owners deciding at once, exactly one decision is recorded.
+
+        Approving spends nothing: the owner's app then makes the release and records it with
+        ``spend_release(ds, release, request_id=request_id)``, which must fit the budget then.
+
+        Returns:
+            The request with its decision.
+
+        Raises:
+            ParameterError: no such request, or it was already decided (the message says by whom).
+        """
+        uid = _text(request_id, "request_id")
+        if not isinstance(approve, bool):
+            raise ParameterTypeError(f"approve must be True or False, got {type(approve).__name__}")
+        label = self._user(user_label(user))
+        reason = _text(reason, "reason", allow_empty=True).strip()
+        if len(reason) > MAX_REASON or self._store.mentions_secret(reason):
+            raise ParameterError(f"reason must be text of at most {MAX_REASON} characters, and no password")
+        self._need_schema(5, "record the decision")
+        with self._transaction("record the decision") as conn:
+            row = conn.execute(
+                "SELECT r.dataset_id, d.fingerprint FROM release_requests r "
+                "JOIN datasets d ON d.id = r.dataset_id WHERE r.uid = ?",
+                (uid,),
+            ).fetchone()
+            if row is None:
+                raise ParameterError(f"no release request {short(uid, 80)!r} in the ledger {self._where}")
+            self._store.lock_dataset(conn, int(row[0]))  # deciders of one dataset, one at a time
+            (before,) = read_release_requests(conn, "r.uid = ?", (uid,), self._where)
+            if before.status != "pending":
+                raise ParameterError(
+                    f"the release request {uid} was already {before.status} by {before.decided_by} at "
+                    f"{before.decided_at}: a request is decided once. Nothing was recorded."
+                )
+            insert_decision(conn, uid, approve, label, reason, _now())
+            details = {"request": uid, "reason": short(reason, 300)}
+            self._log(conn, "approve" if approve else "decline", label, row[1], details)
+            (after,) = read_release_requests(conn, "r.uid = ?", (uid,), self._where)
+        return after
+
+    def _check_requested(
+        self, conn: Connection, ds: Dataset, request_id: str, record: dict[str, Any] | None
+    ) -> None:
+        """Under the spend's lock: a ``request_id`` that names a release request must name an approved one
+        of this dataset, given to ``spend_release`` with the release approved."""
+        if self._store.schema < 5:
+            return
+        found = read_release_requests(conn, "r.uid = ?", (request_id,), self._where)
+        if not found:
+            return
+        (asked,) = found
+        problem = None
+        if asked.dataset != ds.fingerprint:
+            problem = f"it is a release request of another dataset ({asked.dataset})"
+        elif asked.status != "approved":
+            problem = f"that release request is {asked.status}, not approved"
+        elif record is None:
+            problem = "a release request is recorded with spend_release, which checks it is the one approved"
+        elif not same_release(asked.request, record):
+            problem = "the release is not the one approved (query, mechanism, ε or δ differ)"
+        if problem is not None:
+            raise ParameterError(
+                f"refused: request_id {request_id!r} names a release request, but {problem}. Nothing was "
+                "recorded."
+            )
+
     # ---- entries ----------------------------------------------------------------------------------
     def _dataset_id(self, conn: sqlite3.Connection, fingerprint: str) -> int:
         row = conn.execute("SELECT id FROM datasets WHERE fingerprint = ?", (fingerprint,)).fetchone()
@@ -836,6 +970,7 @@ class Ledger:
                 uids = read_request(conn, dataset_id, request_id)
                 if uids is not None:  # sent again: the first call's outcome, nothing recorded
                     return self._replayed(conn, dataset_id, ds, recorded, uids, events, record, request_id)
+                self._check_requested(conn, ds, request_id, record)
             history = [entry.event for entry in recorded]
             # The decision, on the history as it is under the lock, from the kept state (running.py).
             if not running.fits(accountant, history, events, budget.delta, budget.epsilon):

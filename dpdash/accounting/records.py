@@ -1,6 +1,6 @@
 """The ledger's values: a budget, a registered dataset, a session, an entry, a budget's status, an import's
-report and an action of the log (``actions``). Frozen dataclasses, the same whatever storage keeps them
-(``storage``)."""
+report, an action of the log (``actions``) and a release request (``release_requests``). Frozen dataclasses,
+the same whatever storage keeps them (``storage``)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ __all__ = [
     "Dataset",
     "Entry",
     "ImportReport",
+    "RequestRecord",
     "Session",
     "now",
     "text",
@@ -179,6 +180,31 @@ class Action:
     action: str
     dataset: str | None
     details: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """A release an analyst asked for, and the owner's decision (``Ledger.request_release``).
+
+    Attributes:
+        uid: the request's id; the owner's app releases it with ``spend_release(..., request_id=uid)``.
+        dataset: the fingerprint of the dataset whose budget it would spend.
+        request: the planned release (``release_requests.planned_release``): query, mechanism, ε, δ,
+            confidence, post-processing, options, note; never a value.
+        requested_by, requested_at: who asked, and when (UTC).
+        status: "pending", "approved", "declined", or "released" (approved, and spent under its uid).
+        decided_by, decided_at, reason: the decision, once made (else ``None``, ``None``, "").
+    """
+
+    uid: str
+    dataset: str
+    request: dict[str, Any]
+    requested_by: str
+    requested_at: str
+    status: str
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str = ""
 
 
 def text(value: object, name: str, *, allow_empty: bool = False) -> str:

@@ -25,6 +25,7 @@ from dpdash.accounting.actions import ACTIONS, MAX_DETAILS, MAX_USER, describe
 from dpdash.accounting.signing import new_private_key, public_key, sign
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.facts import Facts
+from dpdash.queries import Count
 from tests.accounting import workers
 from tests.accounting.conftest import LEDGER_PASSWORD
 from tests.accounting.test_ledger_contract import (
@@ -38,6 +39,7 @@ from tests.accounting.test_ledger_contract import (
 )
 
 ANA = "ana@example.org"
+SCHEMA_5 = ("request_decisions", "release_requests", "actions")
 BO = "bo (analyst)"
 EVENT = LaplaceEvent(epsilon=0.1, sensitivity=1.0, query="count")
 
@@ -329,21 +331,27 @@ def test_an_older_ledger_gets_the_log_when_opened(location: str | Path) -> None:
         ds = register(ledger)
     conn = raw(location)
     try:
-        conn.execute("DROP TABLE actions")
+        for table in SCHEMA_5:
+            conn.execute(f"DROP TABLE {table}")
         conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     finally:
         conn.close()
     with Ledger(location) as ledger:
         assert ledger.actions() == [] and ledger.entries(ds) == []
         ledger.spend(ds, EVENT, user=ANA)
-        assert what(ledger) == [("release", ANA)]
+        planned = {"query": Count().to_dict(), "mechanism": "geometric", "epsilon": 0.1}
+        asked = ledger.request_release(ds, planned, user=BO)
+        ledger.decide_request(asked.uid, False, user=ANA)
+        assert what(ledger) == [("release", ANA), ("request", BO), ("decline", ANA)]
     conn = raw(location)
     error = sqlite3.DatabaseError if isinstance(location, Path) else psycopg.Error
     try:
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
-        for statement in ("DELETE FROM actions", "UPDATE actions SET who = 'someone else'"):
-            with pytest.raises(error, match="append-only: actions cannot be"):
-                conn.execute(statement)
+        for table in SCHEMA_5:
+            with pytest.raises(error, match=f"append-only: {table} cannot be deleted"):
+                conn.execute(f"DELETE FROM {table}")
+        with pytest.raises(error, match="append-only: actions cannot be changed"):
+            conn.execute("UPDATE actions SET who = 'someone else'")
     finally:
         conn.close()
 
@@ -378,7 +386,8 @@ def test_a_message_for_a_user_on_a_ledger_that_cannot_keep_the_log(tmp_path: Pat
     with Ledger(path) as ledger:
         ds = register(ledger)
     conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE actions")
+    for table in SCHEMA_5:
+        conn.execute(f"DROP TABLE {table}")
     conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()

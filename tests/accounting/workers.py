@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 from dpdash.accounting import BudgetExceededError, LaplaceEvent, Ledger
+from dpdash.errors import ParameterError
 
 
 def spend_until_refused(path: str, fingerprint: str, epsilon: float, start: Any, results: Any) -> None:
@@ -75,5 +77,20 @@ def spend_once_as(path: str, fingerprint: str, epsilon: float, user: str, start:
         results.put(1)
     except BudgetExceededError:
         results.put(0)
+    finally:
+        ledger.close()
+
+
+def decide_once(path: str, fingerprint: str, request_uid: str, start: Any, results: Any) -> None:
+    """Wait for the start signal, then approve (even process id) or decline (odd) the release request;
+    report ("decided", approve) or ("refused", the message)."""
+    ledger = Ledger(path)
+    start.wait()
+    approve = os.getpid() % 2 == 0
+    try:
+        ledger.decide_request(request_uid, approve, user=f"owner {os.getpid()}")
+        results.put(("decided", approve))
+    except ParameterError as error:
+        results.put(("refused", str(error)))
     finally:
         ledger.close()

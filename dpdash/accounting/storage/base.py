@@ -63,8 +63,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "published": ("id", "entry_uid", "record"),
     # schema 4 (``request_ids``)
     "requests": ("id", "dataset_id", "request_id", "entry_uids", "created_at"),
-    # schema 5 (``actions``)
+    # schema 5 (``actions``, ``release_requests``)
     "actions": ("id", "uid", "created_at", "who", "what", "fingerprint", "details"),
+    "release_requests": ("id", "uid", "dataset_id", "request", "requested_by", "created_at"),
+    "request_decisions": ("id", "request_uid", "decision", "decided_by", "reason", "created_at"),
 }  # fmt: skip
 #: The tables each schema version adds.
 TABLES_OF_SCHEMA: dict[int, frozenset[str]] = {
@@ -72,7 +74,7 @@ TABLES_OF_SCHEMA: dict[int, frozenset[str]] = {
     2: frozenset({"dataset_units", "dataset_versions", "distinct_populations"}),
     3: frozenset({"published"}),
     4: frozenset({"requests"}),
-    5: frozenset({"actions"}),
+    5: frozenset({"actions", "release_requests", "request_decisions"}),
 }
 #: Every table but ``meta`` is history: rows are added, never changed or deleted.
 APPEND_ONLY = tuple(table for table in COLUMNS if table != "meta")
