@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dpdash.accounting import Dataset, Entry, Ledger
+from dpdash.accounting.actions import describe
 from dpdash.accounting.releases import group_releases
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
@@ -22,7 +23,7 @@ from dpdash.wording import guarantee
 from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
 from ui.chart_view import show_chart
 from ui.numbers import plural
-from ui.state import active_table, ledger, ledger_session, registered_or_stop
+from ui.state import acting_user, active_table, ledger, ledger_session, registered_or_stop
 from ui.text import md, show_guarantee
 
 
@@ -129,11 +130,21 @@ log = pd.DataFrame(
 )
 st.dataframe(log, hide_index=True, key="budget_log")
 
+st.subheader("Who did what")
+actions = ledger().actions(record)[::-1]  # newest first; the table's versions included
+more = "" if len(actions) <= 50 else ", the newest 50 shown"
+st.caption(f"Who set, spent, imported, exported or loaded this table, newest first: "
+           f"{plural(len(actions), 'action')} in the ledger{more} (exports carry them all).")  # fmt: skip
+st.markdown("\n".join(
+    f"- {md(a.created_at[:19].replace('T', ' '))} UTC · **{md(a.user or 'not named')}** · {md(a.action)}: "
+    f"{md(describe(a))}" for a in actions[:50]
+))  # fmt: skip
+
 st.subheader("Export and import")
 left, right = st.columns(2)
 left.download_button(
     "Export this table's ledger (JSON)",
-    ledger().export_json(record),
+    partial(ledger().export_json, record, user=acting_user()),  # made (and recorded) on the click
     file_name="dpdash-ledger.json",
     mime="application/json",
     key="budget_export",
@@ -148,7 +159,7 @@ upload = right.file_uploader("Import a ledger export (JSON)", type=["json"], key
 if upload is not None and st.session_state.get("budget_import_seen") != (upload.name, upload.size):
     st.session_state["budget_import_seen"] = (upload.name, upload.size)
     try:
-        report = ledger().import_json(upload.getvalue(), dataset=record)
+        report = ledger().import_json(upload.getvalue(), dataset=record, user=acting_user())
     except DPDashError as error:
         st.error(f"Not imported (the ledger is unchanged): {md(error)}", icon=":material/error:")
     else:
@@ -182,7 +193,7 @@ with st.expander("Signing keys: what an export proves"):
     label = st.text_input("Label for it (whose ledger it is)", key="budget_trust_label")
     if st.button("Trust this key", key="budget_trust_button", disabled=not new_key.strip()):
         try:
-            ledger().trust_key(new_key, label)
+            ledger().trust_key(new_key, label, user=acting_user())
         except DPDashError as error:
             st.error(f"Not trusted: {md(error)}", icon=":material/error:")
         else:

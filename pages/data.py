@@ -26,6 +26,7 @@ from ui.connect import connect_section
 from ui.facts_editor import read_bounds, read_categories
 from ui.state import (
     DEFAULT_EXAMPLE,
+    acting_user,
     aligned_table,
     forget,
     ledger,
@@ -63,7 +64,7 @@ st.subheader("1. Load a table")
 buttons = st.columns(len(EXAMPLES) + 1)
 for column, name in zip(buttons, EXAMPLES, strict=False):
     if column.button(f"Example: {name}", key=f"data_example_{name}", width="stretch"):
-        use_example(name)
+        use_example(name, user=acting_user())
         st.session_state.pop("data_upload_warnings", None)
         st.rerun()
 upload = st.file_uploader(
@@ -96,7 +97,7 @@ if upload is not None and st.session_state.get("data_upload_seen") != seen:
             use_table(
                 before.name if before else loaded.filename, f"upload '{loaded.filename}'", loaded.data,
                 before.facts if before else PublicFacts(unit=Facts()), identity=identity,
-                raw=upload.getvalue(), filename=loaded.filename,
+                raw=upload.getvalue(), filename=loaded.filename, user=acting_user(),
             )  # fmt: skip
             status.update(label=f"{shown} loaded", state="complete")
             st.session_state["data_upload_warnings"] = list(loaded.warnings)
@@ -254,7 +255,7 @@ with st.form(f"data_facts_{key}"):
             st.error("The facts were not saved (your entries are kept; fix these and save again):\n"
                      + _bullets(problems), icon=":material/error:")  # fmt: skip
         else:
-            update_table(table, name=owner_name.strip(), facts=new_facts)
+            update_table(table, name=owner_name.strip(), facts=new_facts, user=acting_user())
             st.session_state["data_facts_saved"] = True
             st.rerun()
 if st.session_state.pop("data_facts_saved", False):
@@ -282,7 +283,7 @@ if record is not None:
             icon=":material/lock_open:",
         )
         if st.button("Lock this unit of privacy", key="data_lock_unit"):
-            ledger().record_unit(record, table.facts.unit, **shape)
+            ledger().record_unit(record, table.facts.unit, **shape, user=acting_user())
             st.rerun()
     st.stop()
 
@@ -303,7 +304,7 @@ if alikes:
         if st.button(f"Continue {other.name}'s budget", key="data_continue_budget", type="primary"):
             ledger().link_version(
                 other, fingerprint=table.identity, name=table.name, reason="the owner continued its budget "
-                "on the Data page: a new version of the same people", **shape,
+                "on the Data page: a new version of the same people", **shape, user=acting_user(),
             )  # fmt: skip
             st.rerun()
     with right:
@@ -315,7 +316,7 @@ if alikes:
                 st.error("Say why it is a different population: the ledger records the reason.",
                          icon=":material/error:")  # fmt: skip
             else:
-                ledger().declare_distinct(table.identity, other, reason=reason)
+                ledger().declare_distinct(table.identity, other, reason=reason, user=acting_user())
                 st.rerun()
     st.stop()
 
@@ -372,7 +373,7 @@ if pending is not None and pending[0] == table.identity:
                 ledger().add_dataset(
                     name=table.name, fingerprint=table.identity,
                     budget=Budget(epsilon=pending_epsilon, delta=pending_delta),
-                    accountant=pending_accountant, unit=facts.unit, **shape,
+                    accountant=pending_accountant, unit=facts.unit, **shape, user=acting_user(),
                 )  # fmt: skip
             except DPDashError as error:
                 st.error(f"The budget was not set: {md(error)}", icon=":material/error:")

@@ -31,7 +31,7 @@ from dpdash.wording import Guarantee, accuracy_words, guarantee, protected_unit
 from ui.checklist import mark_previewed
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
-from ui.state import active_table, evaluate, ledger, ledger_session, registered_or_stop
+from ui.state import acting_user, active_table, evaluate, ledger, ledger_session, registered_or_stop
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 
@@ -215,7 +215,8 @@ else:
                     pending = st.session_state[_PENDING] = (request, result, f"dpdash-app:{uuid.uuid4()}")
                 _, result, request_id = pending
                 # committed, with its values
-                ledger().spend_release(record, result, session=ledger_session(), request_id=request_id)
+                ledger().spend_release(record, result, session=ledger_session(), request_id=request_id,
+                                       user=acting_user())  # fmt: skip
             except DPDashError as error:
                 if not isinstance(error, LedgerError):  # refused for good: a new try draws anew
                     st.session_state.pop(_PENDING, None)

@@ -9,7 +9,7 @@ import streamlit as st
 from dpdash.engines import SourceSpec
 from dpdash.engines.spec import url_password
 from dpdash.errors import DPDashError
-from ui.state import use_connection
+from ui.state import acting_user, use_connection
 from ui.text import md
 
 #: What the owner picks, with the spec's kind.
@@ -72,7 +72,7 @@ def connect_section() -> None:
                 with st.spinner(f"Connecting to {md(spec.describe())}: schema, row count, fingerprint…"):
                     source = spec.open(password=secret)
                     try:
-                        use_connection(spec, source)
+                        use_connection(spec, source, user=acting_user())
                     except DPDashError:
                         source.close()
                         raise

@@ -14,12 +14,13 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from dpdash.accounting import BudgetStatus, Dataset, Ledger, Session, fingerprint
+from dpdash.accounting.actions import short
 from dpdash.accounting.versions import RecordedUnit
 from dpdash.datasets import EXAMPLES, PublicFacts, load_example
 from dpdash.engines import Source, SourceSpec
@@ -89,15 +90,29 @@ def _example(name: str) -> tuple[pd.DataFrame, PublicFacts, str, str, str]:
     return data, example.facts, example.title, dataset_fingerprint(data), fingerprint(data)
 
 
-def use_example(name: str, *, persist: bool = True) -> ActiveTable:
+def acting_user() -> str:
+    """Who acts in this session, as the ledger records it (``Ledger.actions``): every write the app makes
+    passes ``user=acting_user()``. Single-user mode: "local owner"."""
+    return "local owner"
+
+
+def _record(action: str, user: str | None, identity: str, **details: Any) -> None:
+    """Record in the ledger's log what the app did that the ledger cannot see (a load, a connection, saved
+    facts), when a ``user`` did it; a ledger that cannot record it is a notice, the table is kept."""
+    if user is not None:
+        _try(lambda: ledger().record_action(action, user=user, dataset=identity, details=details))
+
+
+def use_example(name: str, *, persist: bool = True, user: str | None = None) -> ActiveTable:
     """Make a built-in example the active table (and, with ``persist``, the workspace's active one; the
-    facts declared for it before are kept)."""
+    facts declared for it before are kept); with ``user``, a "load" action is recorded."""
     data, facts, title, digest, identity = _example(name)
     stored = _try(lambda: workspace().table(identity))
     if stored is not None:
         facts = stored.facts
     table = ActiveTable(title, f"built-in example '{name}'", data, facts, digest, identity)
     st.session_state[_DATASET] = table
+    _record("load", user, identity, name=short(title), source=table.source, rows=len(data))
     if persist:
         _try(lambda: (workspace().store_example(identity, example=name, name=title, facts=facts),
                       workspace().set_active(identity)))  # fmt: skip
@@ -120,13 +135,16 @@ def use_table(
     lossy: bool = False,
     raw: bytes | None = None,
     filename: str = "",
+    user: str | None = None,
 ) -> ActiveTable:
     """Make an uploaded (or edited) table the active one; ``identity`` is the loaded table's (computed
     here when None: a new load). ``raw`` (a new upload's bytes, with its ``filename``) is kept in the
-    workspace; for a table already there, its facts and type changes are updated."""
+    workspace; for a table already there, its facts and type changes are updated. With ``user``, a "load"
+    action is recorded."""
     identity = fingerprint(data) if identity is None else identity
     table = ActiveTable(name, source, data, facts, dataset_fingerprint(data), identity, coercions, lossy)
     st.session_state[_DATASET] = table
+    _record("load", user, identity, name=short(name), source=short(source), rows=len(data))
     ws = workspace()
     if raw is not None:
         _try(lambda: ws.store_upload(identity, filename=filename or name, name=name, data=raw))
@@ -155,9 +173,10 @@ def active_table() -> ActiveTable:
 SAMPLE_ROWS = 200
 
 
-def use_connection(spec: SourceSpec, source: Source) -> ActiveTable:
+def use_connection(spec: SourceSpec, source: Source, *, user: str | None = None) -> ActiveTable:
     """Make a connected table the active one (and the workspace's: where it lives, never a password). The
-    same source connected again keeps its name and declared facts."""
+    same source connected again keeps its name and declared facts. With ``user``, a "connect" action is
+    recorded (where it lives, never a password)."""
     identity = source.fingerprint()
     rows = source.row_count()
     sample = source.head(SAMPLE_ROWS)
@@ -171,19 +190,24 @@ def use_connection(spec: SourceSpec, source: Source) -> ActiveTable:
     table = ActiveTable(name, spec.describe(), sample, facts, identity, identity, engine=source,
                         connection=spec, row_count=rows)  # fmt: skip
     st.session_state[_DATASET] = table
+    _record("connect", user, identity, name=short(name), source=short(spec.describe()), rows=rows)
     _try(lambda: (workspace().store_connection(identity, connection=spec, name=name),
                   workspace().set_active(identity)))  # fmt: skip
     return table
 
 
 def update_table(
-    table: ActiveTable, *, name: str | None = None, facts: PublicFacts | None = None
+    table: ActiveTable, *, name: str | None = None, facts: PublicFacts | None = None, user: str | None = None
 ) -> ActiveTable:
     """The active table with a new owner-given name or declared facts, kept in the session and the
-    workspace (the data, its identity and its connection are unchanged)."""
+    workspace (the data, its identity and its connection are unchanged). With ``user``, a "facts" action
+    is recorded (the unit of privacy, how many columns have bounds and categories; never their values)."""
     changed = dataclasses.replace(table, name=table.name if name is None else name,
                                   facts=table.facts if facts is None else facts)  # fmt: skip
     st.session_state[_DATASET] = changed
+    declared, unit = changed.facts, short(changed.facts.unit.describe(), 300)
+    _record("facts", user, table.identity, name=short(changed.name), unit=unit, bounds=len(declared.bounds),
+            categories=len(declared.categories))  # fmt: skip
     ws = workspace()
     if _try(lambda: ws.table(table.identity)) is not None:
         _try(lambda: (ws.update(table.identity, name=changed.name, facts=changed.facts),

@@ -7,7 +7,9 @@
   "total δ at ε" for a list of events; group privacy applies to any total.
 - ``Ledger``: datasets with budgets, sessions and releases in one SQLite file, or in a PostgreSQL database
   shared by many processes (``Ledger("postgresql://...")``); a spend checks and records in one
-  transaction, or raises ``BudgetExceededError`` saying what remains.
+  transaction, or raises ``BudgetExceededError`` saying what remains; every write records who did it in
+  the log of actions (``Ledger.actions``), in the same transaction; an analyst's release requests wait for
+  the owner's decision (``Ledger.request_release``, ``decide_request``).
 - Planning: ``plan`` (PSI-style allocation of what remains), ``what_if``, ``max_releases``.
 
 >>> from dpdash import Laplace
@@ -36,12 +38,14 @@ from dpdash.accounting.events import (
     events_for_release,
 )
 from dpdash.accounting.ledger import (
+    Action,
     Budget,
     BudgetStatus,
     Dataset,
     Entry,
     ImportReport,
     Ledger,
+    RequestRecord,
     Session,
     default_ledger_location,
     default_ledger_path,
@@ -68,6 +72,7 @@ from dpdash.errors import BudgetExceededError, LedgerError, UnsupportedEventErro
 __all__ = [
     "ACCOUNTANT_NAMES",
     "Accountant",
+    "Action",
     "AdvancedComposition",
     "ApproxDPEvent",
     "BasicComposition",
@@ -93,6 +98,7 @@ __all__ = [
     "PrivacyTotal",
     "PureDPEvent",
     "RDPAccountant",
+    "RequestRecord",
     "Session",
     "TightestAccountant",
     "UnsupportedEventError",

@@ -1,10 +1,12 @@
 """The ledger's export document: what ``Ledger.export_json`` writes and ``Ledger.import_json`` checks.
 
 One JSON object: ``format`` (``EXPORT_FORMAT``), ``schema_version`` (``EXPORT_VERSION``: the document's
-own version, which stays 3 while the ledger's schema grows with tables an export does not carry), the
-dataset (budget, accountant, unit of privacy, versions), its sessions and entries, the SHA-256 of the
-entries' canonical JSON, their totals, the release records, and (``signing``) an Ed25519 signature. The
-same document whatever storage the ledger uses, so an export from SQLite imports into PostgreSQL and back.
+own version, apart from the ledger's schema, whose tables an export does not all carry), the dataset
+(budget, accountant, unit of privacy, versions), its sessions and entries, the SHA-256 of the entries'
+canonical JSON, their totals, the release records, (version 4) the dataset's actions (who did what,
+``actions``), and (``signing``) an Ed25519 signature over all of it. Versions 1 to 3 (no actions) still
+import. The same document whatever storage the ledger uses, so an export from SQLite imports into
+PostgreSQL and back.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import math
 from typing import Any
 
 from dpdash.accounting import running
+from dpdash.accounting.actions import action_from_record
 from dpdash.accounting.basic import basic_sums
 from dpdash.accounting.events import PrivacyEvent, canonical_json, event_from_dict
-from dpdash.accounting.records import Budget, Dataset, Entry, Session
+from dpdash.accounting.records import Action, Budget, Dataset, Entry, Session
 from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import get_accountant
 from dpdash.accounting.signing import signed_by
@@ -35,7 +38,7 @@ __all__ = [
 ]
 
 EXPORT_FORMAT = "dpdash-ledger-export"
-EXPORT_VERSION = 3
+EXPORT_VERSION = 4
 
 
 def _finite_or_text(value: float) -> float | str:
@@ -182,6 +185,7 @@ def parse_export(text: str | bytes) -> dict[str, Any]:
     _check_totals(document.get("totals"), ds, [entry.event for entry in entries])
     unit, versions = _parse_unit_and_versions(document["dataset"], ds)
     published = _parse_published(document.get("published", []), seen)
+    actions = _parse_actions(document.get("actions", []))
     return {
         "dataset": ds,
         "sessions": sessions,
@@ -190,7 +194,29 @@ def parse_export(text: str | bytes) -> dict[str, Any]:
         "unit": unit,
         "versions": versions,
         "published": published,
+        "actions": actions,
     }
+
+
+def _parse_actions(raw: Any) -> list[Action]:
+    """The export's actions (version 4; older exports have none). Whether they are about the exported
+    dataset is checked where they are taken (``Ledger.import_json``: from a trusted export only)."""
+    if not isinstance(raw, list):
+        raise LedgerError("the export's 'actions' is not a list; nothing was imported")
+    actions: list[Action] = []
+    seen: set[str] = set()
+    for index, record in enumerate(raw):
+        try:
+            action = action_from_record(record)
+        except (DPDashError, RecursionError) as error:
+            raise LedgerError(
+                f"action {index} of the export is invalid ({error}); nothing was imported"
+            ) from None
+        if action.uid in seen:
+            raise LedgerError(f"action {action.uid} appears twice in the export; nothing was imported")
+        seen.add(action.uid)
+        actions.append(action)
+    return actions
 
 
 def _parse_published(raw: Any, uids: set[str]) -> dict[str, dict[str, Any]]:

@@ -11,10 +11,12 @@ What it holds: datasets (a content fingerprint, a name, a total budget (ε, δ) 
 keeps it, fixed at registration), sessions, and release entries (the event as JSON, the query, the
 mechanism, the time, the session), and (schema 2, ``versions``) the unit of privacy recorded with a
 budget, the versions that continue a budget and the owner's statements of a different population,
-(schema 3, ``published``) the values each release published, and (schema 4, ``request_ids``) the request
-ids that make a release request sent again spend once. None of it can be changed or deleted: the
-storage's triggers refuse it, so the history is append-only even for other clients of the database. An
-older ledger is upgraded when opened (new tables only).
+(schema 3, ``published``) the values each release published, (schema 4, ``request_ids``) the request
+ids that make a release request sent again spend once, and (schema 5) the log of who did what
+(``actions``: every write records its action, by its ``user=``, in its own transaction) and the release
+requests an analyst makes and the owner approves or declines (``release_requests``). None of it can be
+changed or deleted: the storage's triggers refuse it, so the history is append-only even for other clients
+of the database. An older ledger is upgraded when opened (new tables only).
 
 This module holds the rules; the storage only runs its SQL. A spend is one write transaction: it locks the
 dataset (``Store.lock_dataset``: in PostgreSQL its row, ``FOR UPDATE``; in SQLite, ``BEGIN IMMEDIATE`` has
@@ -57,6 +59,17 @@ from typing import Any
 from dpdash import _validation as check
 from dpdash.accounting import running
 from dpdash.accounting.accountant import PrivacyTotal
+from dpdash.accounting.actions import (
+    APP_ACTIONS,
+    action_record,
+    details_of,
+    insert_actions,
+    new_action,
+    read_actions,
+    short,
+    texts_of,
+    user_label,
+)
 from dpdash.accounting.events import (
     PrivacyEvent,
     canonical_json,
@@ -78,10 +91,29 @@ from dpdash.accounting.published import (
     read_published,
     record_of,
 )
-from dpdash.accounting.records import Budget, BudgetStatus, Dataset, Entry, ImportReport, Session
+from dpdash.accounting.records import (
+    Action,
+    Budget,
+    BudgetStatus,
+    Dataset,
+    Entry,
+    ImportReport,
+    RequestRecord,
+    Session,
+)
 from dpdash.accounting.records import now as _now
 from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
+from dpdash.accounting.release_requests import (
+    MAX_REASON,
+    STATUSES,
+    insert_decision,
+    insert_release_request,
+    planned_release,
+    query_label,
+    read_release_requests,
+    same_release,
+)
 from dpdash.accounting.request_ids import insert_request, read_request, request_id_of
 from dpdash.accounting.signing import new_private_key, public_key, sign, valid_public_key
 from dpdash.accounting.storage import is_url, open_store
@@ -116,12 +148,14 @@ from dpdash.errors import (
 __all__ = [
     "EXPORT_FORMAT",
     "SCHEMA_VERSION",
+    "Action",
     "Budget",
     "BudgetStatus",
     "Dataset",
     "Entry",
     "ImportReport",
     "Ledger",
+    "RequestRecord",
     "Session",
     "default_ledger_location",
     "default_ledger_path",
@@ -239,6 +273,32 @@ class Ledger:
     def _v3(self) -> bool:
         return self._store.schema >= 3
 
+    def _user(self, user: object) -> str | None:
+        """A write's ``user=``: ``None``, or a valid label (``actions.user_label``) that does not hold the
+        storage's password, on a ledger that keeps the log (schema 5)."""
+        if user is None:
+            return None
+        label = user_label(user)
+        if self._store.mentions_secret(label):
+            raise ParameterError(
+                "user must never hold a password (it holds the ledger's); nothing was recorded"
+            )
+        self._need_schema(5, "record who did it")
+        return label
+
+    def _log(
+        self, conn: Connection, action: str, user: str | None, dataset: str | None, details: dict[str, Any]
+    ) -> Action | None:
+        """Record ``action`` in the write transaction ``conn``, so that it is committed with the change, or
+        not at all. A ledger older than the log (schema < 5, read-only) keeps none."""
+        if self._store.schema < 5:
+            return None
+        made = new_action(action, user, dataset, details)
+        if any(self._store.mentions_secret(text) for text in texts_of(made.details)):
+            raise ParameterError("an action's details must never hold a password; nothing was recorded")
+        insert_actions(conn, [made])
+        return made
+
     # ---- plumbing --------------------------------------------------------------------------------
     @property
     def path(self) -> Path | None:
@@ -287,6 +347,7 @@ class Ledger:
         unit: Any = None,
         columns: Sequence[str] | None = None,
         rows: int | None = None,
+        user: str | None = None,
     ) -> Dataset:
         """Register a dataset with its total budget and the accountant that keeps it.
 
@@ -309,8 +370,11 @@ class Ledger:
                 not checked against one; ``record_unit`` can add it later, once).
             columns: the table's column names (any order), or ``None``.
             rows: the table's row count, or ``None``.
+            user: who registers it (``actions``: a "budget" action is recorded with the dataset, in the
+                same transaction; none when the dataset was already registered).
         """
         name = _text(name, "name")
+        user = self._user(user)
         recorded = None
         if unit is not None or columns is not None or rows is not None:
             if unit is None:
@@ -355,6 +419,11 @@ class Ledger:
             ).fetchone()
             if recorded is not None:
                 insert_unit(conn, int(dataset_id), _stamped(recorded, created))
+            self._log(conn, "budget", user, fingerprint, {
+                "name": short(name), "epsilon": budget.epsilon, "delta": budget.delta,
+                "accountant": accountant,
+                "unit": None if recorded is None else short(recorded.unit.describe(), 300),
+            })  # fmt: skip
         return Dataset(fingerprint, name, budget, accountant, created)
 
     def _find(self, conn: sqlite3.Connection, fingerprint: str, *, versions: bool = True) -> Dataset | None:
@@ -419,12 +488,15 @@ class Ledger:
         *,
         columns: Sequence[str] | None = None,
         rows: int | None = None,
+        user: str | None = None,
     ) -> RecordedUnit:
         """Record (once) the unit of privacy of a dataset registered without one; from then on it is locked.
 
         Recording the same unit again returns the record; another unit is refused (a unit is never changed).
+        A "unit" action by ``user`` is recorded with it (``actions``).
         """
         ds = self.dataset(dataset)
+        user = self._user(user)
         self._need_v2("record the unit of privacy")
         recorded = RecordedUnit(unit_of(unit), columns_tuple(columns), row_count(rows), _now())
         with self._transaction("record the unit of privacy") as conn:
@@ -439,6 +511,7 @@ class Ledger:
                     )
                 return have
             insert_unit(conn, dataset_id, recorded)
+            self._log(conn, "unit", user, ds.fingerprint, {"unit": short(recorded.unit.describe(), 300)})
         return recorded
 
     def versions(self, dataset: Dataset | str) -> list[Version]:
@@ -458,14 +531,16 @@ class Ledger:
         reason: str,
         columns: Sequence[str] | None = None,
         rows: int | None = None,
+        user: str | None = None,
     ) -> Version:
         """Continue ``dataset``'s budget for another table: releases from ``fingerprint`` spend it.
 
-        For a new version of the same people (a corrected or extended file). Recorded for good; a
-        fingerprint that already has a budget (its own, or as a version) is refused, since its releases
-        already count somewhere.
+        For a new version of the same people (a corrected or extended file). Recorded for good, with a
+        "version" action by ``user`` (``actions``); a fingerprint that already has a budget (its own, or as
+        a version) is refused, since its releases already count somewhere.
         """
         ds = self.dataset(dataset)
+        user = self._user(user)
         self._need_v2("link a version")
         fingerprint = _text(fingerprint, "fingerprint")
         version = Version(
@@ -484,14 +559,19 @@ class Ledger:
                     f"another one"
                 )
             insert_version(conn, self._dataset_id(conn, ds.fingerprint), version)
+            reason = short(version.reason, 300)
+            details = {"table": fingerprint, "name": short(version.name), "reason": reason}
+            self._log(conn, "version", user, ds.fingerprint, details)
         return version
 
     def declare_distinct(
-        self, fingerprint: str, looked_like: Dataset | str, *, reason: str
+        self, fingerprint: str, looked_like: Dataset | str, *, reason: str, user: str | None = None
     ) -> DistinctPopulation:
         """State that the table ``fingerprint``, which looks like the budgeted ``looked_like``, holds other
-        people (so it may get a budget of its own); recorded for good with the owner's ``reason``."""
+        people (so it may get a budget of its own); recorded for good with the owner's ``reason``, and a
+        "distinct" action by ``user`` about ``looked_like`` (``actions``)."""
         ds = self.dataset(looked_like)
+        user = self._user(user)
         self._need_v2("record the statement")
         fingerprint = _text(fingerprint, "fingerprint")
         statement = DistinctPopulation(fingerprint, ds.fingerprint, _text(reason.strip(), "reason"), _now())
@@ -500,6 +580,13 @@ class Ledger:
             if resolve(conn, fingerprint) is not None:
                 raise ParameterError(f"the table {fingerprint} already has a budget; nothing was recorded")
             insert_distinct(conn, self._dataset_id(conn, ds.fingerprint), statement)
+            self._log(
+                conn,
+                "distinct",
+                user,
+                ds.fingerprint,
+                {"table": fingerprint, "reason": short(statement.reason, 300)},
+            )
         return statement
 
     def distinct_populations(self, fingerprint: str) -> list[DistinctPopulation]:
@@ -554,6 +641,181 @@ class Ledger:
         with self._reading() as conn:
             rows = conn.execute("SELECT uid, label, started_at FROM sessions ORDER BY id").fetchall()
         return [Session(*row) for row in rows]
+
+    # ---- who did what (schema 5; see ``actions``) ------------------------------------------------
+    def record_action(
+        self,
+        action: str,
+        *,
+        user: str,
+        dataset: Dataset | str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> Action:
+        """Record what the app did that the ledger cannot see: ``"load"`` (a table loaded), ``"connect"``
+        (a table connected where it lives), ``"facts"`` (its public facts saved).
+
+        The ledger's own writes record theirs (budget, release, import, export, ...) in their own
+        transaction; those words are refused here, so the log never says a release or an approval
+        happened when it did not.
+
+        Args:
+            action: one of ``actions.APP_ACTIONS``.
+            user: who (``actions.user_label``): an e-mail, a sign-in subject, "local owner"; never a
+                password.
+            dataset: the table's fingerprint (it need not have a budget), a ``Dataset``, or ``None``.
+            details: a small JSON object (``actions.details_of``): names and counts, never the data.
+
+        Returns:
+            The recorded ``Action``.
+        """
+        if action not in APP_ACTIONS:
+            raise ParameterError(
+                f"record_action takes {', '.join(APP_ACTIONS)}; the ledger records its own writes' actions "
+                f"itself, got action={short(action, 40)!r}"
+            )
+        label = self._user(user_label(user))
+        fp = dataset.fingerprint if isinstance(dataset, Dataset) else dataset
+        if fp is not None and (not isinstance(fp, str) or not fp.strip() or len(fp) > 200):
+            raise ParameterError(
+                "dataset must be a Dataset, a fingerprint (text of at most 200 characters) or None"
+            )
+        checked = details_of(details)
+        self._need_schema(5, "record the action")
+        with self._transaction("record the action") as conn:
+            made = self._log(conn, action, label, fp, checked)
+        assert made is not None
+        return made
+
+    def actions(self, dataset: Dataset | str | None = None) -> list[Action]:
+        """The log of who did what, oldest first: every action (``None``), or those about a dataset (given
+        as a ``Dataset`` or a fingerprint: a registered dataset's include its versions'; any other
+        fingerprint's are that table's). Empty on a ledger older than the log."""
+        if self._store.schema < 5:
+            return []
+        with self._reading() as conn:
+            tables = None
+            if dataset is not None:
+                key = dataset.fingerprint if isinstance(dataset, Dataset) else _text(dataset, "dataset")
+                found = self._find(conn, key)
+                tables = [key]
+                if found is not None:
+                    found_id = self._dataset_id(conn, found.fingerprint)
+                    versions = read_versions(conn, found_id, found.fingerprint)
+                    tables = [found.fingerprint, *(v.fingerprint for v in versions)]
+            return read_actions(conn, tables, self._store.any_of, self._where)
+
+    # ---- release requests (schema 5; see ``release_requests``) -------------------------------------
+    def request_release(self, dataset: Dataset | str, request: dict[str, Any], *, user: str) -> RequestRecord:
+        """Ask for a release from ``dataset``: store the planned release for its owner to approve or decline
+        (``decide_request``), with a "request" action by ``user``. Nothing is drawn and no budget is spent.
+
+        Args:
+            dataset: a ``Dataset`` or its fingerprint (registered: the release would spend its budget).
+            request: ``release``'s arguments but the data (``release_requests.planned_release``):
+                ``{"query": query.to_dict(), "mechanism": "laplace", "epsilon": 0.5}``, and optionally
+                ``delta``, ``confidence``, ``postprocess``, ``options``, ``note``.
+            user: who asks (``actions.user_label``).
+
+        Returns:
+            The stored request, "pending".
+        """
+        ds = self.dataset(dataset)
+        label = self._user(user_label(user))
+        planned = planned_release(request)
+        if any(self._store.mentions_secret(text) for text in texts_of(planned)):
+            raise ParameterError("a release request must never hold a password; nothing was recorded")
+        self._need_schema(5, "record the release request")
+        uid, created = uuid.uuid4().hex, _now()
+        with self._transaction("record the release request") as conn:
+            insert_release_request(conn, uid, self._dataset_id(conn, ds.fingerprint), planned, label, created)
+            self._log(conn, "request", label, ds.fingerprint, {
+                "request": uid, "query": short(query_label(planned)), "mechanism": planned["mechanism"],
+                "epsilon": planned["epsilon"], "delta": planned["delta"],
+            })  # fmt: skip
+        return RequestRecord(uid, ds.fingerprint, planned, label, created, "pending")
+
+    def release_requests(self, dataset: Dataset | str, status: str | None = None) -> list[RequestRecord]:
+        """The dataset's release requests, oldest first; only those with ``status`` ("pending",
+        "approved" (not yet released), "declined", "released") if given."""
+        ds = self.dataset(dataset)
+        if status is not None:
+            check.one_of(status, "status", STATUSES)
+        if self._store.schema < 5:
+            return []
+        with self._reading() as conn:
+            found = read_release_requests(
+                conn, "r.dataset_id = ?", (self._dataset_id(conn, ds.fingerprint),), self._where
+            )
+        return [r for r in found if status is None or r.status == status]
+
+    def decide_request(self, request_id: str, approve: bool, *, user: str, reason: str = "") -> RequestRecord:
+        """Approve or decline a pending release request, once, with an "approve" or "decline" action by
+        ``user``. The decision is a row of its own (the request is never changed). A request already
+        decided is refused: of several owners deciding at once, exactly one decision is recorded.
+
+        Approving spends nothing: the owner's app then makes the release and records it with
+        ``spend_release(ds, release, request_id=request_id)``, which must fit the budget then.
+
+        Returns:
+            The request with its decision.
+
+        Raises:
+            ParameterError: no such request, or it was already decided (the message says by whom).
+        """
+        uid = _text(request_id, "request_id")
+        if not isinstance(approve, bool):
+            raise ParameterTypeError(f"approve must be True or False, got {type(approve).__name__}")
+        label = self._user(user_label(user))
+        reason = _text(reason, "reason", allow_empty=True).strip()
+        if len(reason) > MAX_REASON or self._store.mentions_secret(reason):
+            raise ParameterError(f"reason must be text of at most {MAX_REASON} characters, and no password")
+        self._need_schema(5, "record the decision")
+        with self._transaction("record the decision") as conn:
+            row = conn.execute(
+                "SELECT r.dataset_id, d.fingerprint FROM release_requests r "
+                "JOIN datasets d ON d.id = r.dataset_id WHERE r.uid = ?",
+                (uid,),
+            ).fetchone()
+            if row is None:
+                raise ParameterError(f"no release request {short(uid, 80)!r} in the ledger {self._where}")
+            self._store.lock_dataset(conn, int(row[0]))  # deciders of one dataset, one at a time
+            (before,) = read_release_requests(conn, "r.uid = ?", (uid,), self._where)
+            if before.status != "pending":
+                raise ParameterError(
+                    f"the release request {uid} was already {before.status} by {before.decided_by} at "
+                    f"{before.decided_at}: a request is decided once. Nothing was recorded."
+                )
+            insert_decision(conn, uid, approve, label, reason, _now())
+            details = {"request": uid, "reason": short(reason, 300)}
+            self._log(conn, "approve" if approve else "decline", label, row[1], details)
+            (after,) = read_release_requests(conn, "r.uid = ?", (uid,), self._where)
+        return after
+
+    def _check_requested(
+        self, conn: Connection, ds: Dataset, request_id: str, record: dict[str, Any] | None
+    ) -> None:
+        """Under the spend's lock: a ``request_id`` that names a release request must name an approved one
+        of this dataset, given to ``spend_release`` with the release approved."""
+        if self._store.schema < 5:
+            return
+        found = read_release_requests(conn, "r.uid = ?", (request_id,), self._where)
+        if not found:
+            return
+        (asked,) = found
+        problem = None
+        if asked.dataset != ds.fingerprint:
+            problem = f"it is a release request of another dataset ({asked.dataset})"
+        elif asked.status != "approved":
+            problem = f"that release request is {asked.status}, not approved"
+        elif record is None:
+            problem = "a release request is recorded with spend_release, which checks it is the one approved"
+        elif not same_release(asked.request, record):
+            problem = "the release is not the one approved (query, mechanism, ε or δ differ)"
+        if problem is not None:
+            raise ParameterError(
+                f"refused: request_id {request_id!r} names a release request, but {problem}. Nothing was "
+                "recorded."
+            )
 
     # ---- entries ----------------------------------------------------------------------------------
     def _dataset_id(self, conn: sqlite3.Connection, fingerprint: str) -> int:
@@ -612,6 +874,7 @@ class Ledger:
         *,
         session: Session | str | None = None,
         request_id: str | None = None,
+        user: str | None = None,
     ) -> Entry:
         """Record one release, if it fits the dataset's budget: check and record in one transaction.
 
@@ -629,6 +892,8 @@ class Ledger:
             session: the session to attribute it to (a ``Session`` or its uid), or ``None``.
             request_id: the request's idempotency key (``request_ids``), or ``None``: a call with an id
                 already recorded for this dataset records nothing and returns the first call's entry.
+            user: who releases (``actions``): a "release" action is recorded with the entry, in the same
+                transaction; a spend refused for the budget records a "refused" action (and nothing else).
 
         Returns:
             The committed ``Entry``.
@@ -638,7 +903,7 @@ class Ledger:
             UnsupportedEventError: the dataset's accountant cannot account for this kind of event.
             ParameterError: ``request_id`` was recorded for other releases.
         """
-        return self.spend_many(dataset, [event], session=session, request_id=request_id)[0]
+        return self.spend_many(dataset, [event], session=session, request_id=request_id, user=user)[0]
 
     def spend_many(
         self,
@@ -647,11 +912,12 @@ class Ledger:
         *,
         session: Session | str | None = None,
         request_id: str | None = None,
+        user: str | None = None,
     ) -> list[Entry]:
         """Record several releases together (e.g. the pieces of a mean), all or none, as ``spend`` does
         for one: one transaction, one budget check of the total with all of them (and ``request_id``
-        as in ``spend``)."""
-        return self._spend(dataset, events, session, None, request_id)
+        and ``user`` as in ``spend``: one action for all of them)."""
+        return self._spend(dataset, events, session, None, request_id, user)
 
     def _spend(
         self,
@@ -660,9 +926,11 @@ class Ledger:
         session: Session | str | None,
         record: dict[str, Any] | None,
         request_id: str | None = None,
+        user: str | None = None,
     ) -> list[Entry]:
         """``spend_many``, storing ``record`` (a release's published values) with the entries if given."""
         request_id = request_id_of(request_id)
+        user = self._user(user)
         if request_id is not None:
             self._need_schema(4, "record the request id")
         events = list(events)
@@ -702,10 +970,14 @@ class Ledger:
                 uids = read_request(conn, dataset_id, request_id)
                 if uids is not None:  # sent again: the first call's outcome, nothing recorded
                     return self._replayed(conn, dataset_id, ds, recorded, uids, events, record, request_id)
+                self._check_requested(conn, ds, request_id, record)
             history = [entry.event for entry in recorded]
             # The decision, on the history as it is under the lock, from the kept state (running.py).
             if not running.fits(accountant, history, events, budget.delta, budget.epsilon):
                 refused = (name, budget, history)
+                # Nothing is spent; the attempt is kept for an audit (``actions``).
+                details = _release_details(events, record, [], request_id)
+                self._log(conn, "refused", user, ds.fingerprint, details)
             else:
                 created = _now()
                 entries = [
@@ -722,6 +994,13 @@ class Ledger:
                     insert_published(conn, [(entries[0].uid, record)])
                 if request_id is not None:
                     insert_request(conn, dataset_id, request_id, [e.uid for e in entries], created)
+                self._log(
+                    conn,
+                    "release",
+                    user,
+                    ds.fingerprint,
+                    _release_details(events, record, entries, request_id),
+                )
                 if _before_commit is not None:
                     _before_commit()
         if refused is not None:
@@ -767,6 +1046,7 @@ class Ledger:
         session: Session | str | None = None,
         partition: tuple[str, str] | None = None,
         request_id: str | None = None,
+        user: str | None = None,
     ) -> list[Entry]:
         """Record a ``dpdash.release.Release`` (its events: ``events_for_release``), all or nothing.
 
@@ -784,6 +1064,8 @@ class Ledger:
         call with a key already recorded for this dataset records nothing and returns the first call's
         entries (whose values are the ones to publish), so a request sent again after a lost connection
         never spends twice; the same key with another release or other values is refused.
+
+        ``user``: who releases, as in ``spend`` (a "release" action, or a "refused" one).
         """
         ds = self.dataset(dataset)
         record = record_of(release)
@@ -802,7 +1084,7 @@ class Ledger:
                     f"{recorded.unit.describe()}; a release must use that unit. Nothing was recorded."
                 )
         events = events_for_release(release, partition=partition)
-        return self._spend(ds, events, session, record, request_id)
+        return self._spend(ds, events, session, record, request_id, user)
 
     def spend_mechanism(
         self,
@@ -812,9 +1094,12 @@ class Ledger:
         query: str = "",
         partition: tuple[str, str] | None = None,
         session: Session | str | None = None,
+        user: str | None = None,
     ) -> Entry:
-        """``spend(dataset, event_for(mechanism, query=query, partition=partition), session=session)``."""
-        return self.spend(dataset, event_for(mechanism, query=query, partition=partition), session=session)
+        """``spend(dataset, event_for(mechanism, query=query, partition=partition), session=session,
+        user=user)``."""
+        event = event_for(mechanism, query=query, partition=partition)
+        return self.spend(dataset, event, session=session, user=user)
 
     # ---- totals -----------------------------------------------------------------------------------
     def spent(self, dataset: Dataset | str, accountant: str | None = None) -> PrivacyTotal:
@@ -902,17 +1187,19 @@ class Ledger:
         private = self._signing_key()
         return None if private is None else public_key(private)
 
-    def trust_key(self, key: str, label: str = "") -> None:
+    def trust_key(self, key: str, label: str = "", *, user: str | None = None) -> None:
         """Trust exports signed by ``key`` (another ledger's ``public_key``) to bring new datasets, with
-        their budgets and histories, into this ledger."""
+        their budgets and histories, into this ledger; a "trust" action by ``user`` is recorded with it."""
         key = valid_public_key(key)
         label = _text(label, "label", allow_empty=True)
+        user = self._user(user)
         with self._transaction("trust the key") as conn:
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES (?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (f"{_TRUSTED_PREFIX}{key}", label),
             )
+            self._log(conn, "trust", user, None, {"key": key, "label": short(label, 80)})
 
     def trusted_keys(self) -> dict[str, str]:
         """The keys this ledger trusts besides its own, with their labels."""
@@ -923,18 +1210,38 @@ class Ledger:
         return {key[len(_TRUSTED_PREFIX) :]: label for key, label in rows}
 
     # ---- export and import ----------------------------------------------------------------------
-    def export_json(self, dataset: Dataset | str) -> str:
-        """The dataset, its sessions and entries, and their totals, as JSON text (read by ``import_json``)."""
+    def export_json(self, dataset: Dataset | str, *, user: str | None = None) -> str:
+        """The dataset, its sessions and entries, and their totals, as JSON text (read by ``import_json``).
+
+        An export is an action (``actions``): it is recorded, by ``user``, in the transaction that reads
+        what it exports, and the export carries the dataset's actions, its own included. So exporting
+        writes to the ledger: a ledger that cannot be written cannot export (only one older than the log,
+        schema < 5, exports without recording it).
+        """
         ds = self.dataset(dataset)
-        with self._reading() as conn:
-            entries = self._entries(conn, self._dataset_id(conn, ds.fingerprint), ds.fingerprint)
+        user = self._user(user)
+        private = self._signing_key()
+        logged = self._store.schema >= 5
+        with self._transaction("record the export") if logged else self._reading() as conn:
+            dataset_id = self._dataset_id(conn, ds.fingerprint)
+            if logged:
+                self._store.lock_dataset(conn, dataset_id)  # what the export says: no spend in between
+            entries = self._entries(conn, dataset_id, ds.fingerprint)
             session_uids = {e.session for e in entries if e.session is not None}
             sessions = [
                 Session(*row)
                 for row in conn.execute("SELECT uid, label, started_at FROM sessions ORDER BY id").fetchall()
                 if row[0] in session_uids
             ]
-        unit, versions, published = self.unit(ds), self.versions(ds), self.published(ds)
+            unit = read_unit(conn, dataset_id, self._where) if self._v2 else None
+            versions = read_versions(conn, dataset_id, ds.fingerprint) if self._v2 else []
+            published = read_published(conn, dataset_id) if self._v3 else {}
+            actions: list[Action] = []
+            if logged:
+                self._log(conn, "export", user, ds.fingerprint,
+                          {"entries": len(entries), "signed": private is not None})  # fmt: skip
+                tables = [ds.fingerprint, *(v.fingerprint for v in versions)]
+                actions = read_actions(conn, tables, self._store.any_of, self._where)
         records = [_entry_record(entry) for entry in entries]
         document = {
             "format": EXPORT_FORMAT,
@@ -950,19 +1257,23 @@ class Ledger:
             "entries_sha256": hashlib.sha256(canonical_json(records).encode()).hexdigest(),
             "totals": _totals_record(ds, [entry.event for entry in entries]),
             "published": [{"entry": uid, "record": record} for uid, record in published.items()],
+            "actions": [action_record(action) for action in actions],
         }
-        private = self._signing_key()
         if private is not None:
             document = sign(document, private)
         return json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
 
-    def export_to(self, dataset: Dataset | str, path: str | os.PathLike[str]) -> Path:
-        """Write ``export_json(dataset)`` to a file (UTF-8) and return its path."""
+    def export_to(
+        self, dataset: Dataset | str, path: str | os.PathLike[str], *, user: str | None = None
+    ) -> Path:
+        """Write ``export_json(dataset, user=user)`` to a file (UTF-8) and return its path."""
         target = Path(path)
-        target.write_text(self.export_json(dataset), encoding="utf-8")
+        target.write_text(self.export_json(dataset, user=user), encoding="utf-8")
         return target
 
-    def import_json(self, text: str | bytes, *, dataset: Dataset | str | None = None) -> ImportReport:
+    def import_json(
+        self, text: str | bytes, *, dataset: Dataset | str | None = None, user: str | None = None
+    ) -> ImportReport:
         """Add an exported history to this ledger, all or nothing; an import only ever makes this ledger's
         record of a dataset more conservative.
 
@@ -981,6 +1292,10 @@ class Ledger:
 
         Imported releases happened, so they are recorded even if they take the dataset over its budget
         (``over_budget`` says so, and further spends are refused).
+
+        The export's actions (who did what) are taken, like its release records, only from an export
+        signed by a trusted key (those already here are skipped); the import itself is recorded as an
+        "import" action by ``user``, in the same transaction.
 
         Raises:
             LedgerError: the export is refused (the message says why); this ledger is unchanged.
@@ -1003,6 +1318,14 @@ class Ledger:
         unit: RecordedUnit | None = document["unit"]
         versions: list[Version] = document["versions"]
         published: dict[str, dict[str, Any]] = document["published"] if trusted else {}
+        actions: list[Action] = document["actions"] if trusted else []
+        user = self._user(user)
+        tables = {ds.fingerprint, *(v.fingerprint for v in versions)}
+        if any(action.dataset not in tables for action in actions):
+            raise LedgerError(
+                "the export carries actions about other tables than its dataset and its versions; nothing "
+                "was imported"
+            )
         if unit is not None or versions:
             self._need_v2("import the unit of privacy and versions")
         if published and not self._v3:
@@ -1011,6 +1334,8 @@ class Ledger:
                 f"{self._store.schema} (made by an older dpdash); open it once where it can be written to "
                 "upgrade it. Nothing was imported"
             )
+        if actions:
+            self._need_schema(5, "import who did what")
         with self._transaction("import the export") as conn:
             self._store.lock_ledger(conn)
             existing = self._find(conn, ds.fingerprint, versions=False)
@@ -1106,14 +1431,22 @@ class Ledger:
                 ],
             )
             insert_published(conn, published.items())
+            insert_actions(conn, actions)
             added, present = len(fresh), len(found)
+            self._log(conn, "import", user, ds.fingerprint, {
+                "added": added, "present": present, "signed_by": signer, "trusted": trusted,
+                "values": len(published), "actions": len(actions),
+            })  # fmt: skip
         try:
             keeper, budget = get_accountant(existing.accountant), existing.budget
             over = not running.fits(keeper, self.events(existing), (), budget.delta, budget.epsilon)
         except UnsupportedEventError:
             over = True
         left = len(document["published"]) - len(published)
-        return ImportReport(existing, added, present, over, signer, trusted, len(published), left)
+        actions_left = len(document["actions"]) - len(actions)
+        return ImportReport(
+            existing, added, present, over, signer, trusted, len(published), left, len(actions), actions_left
+        )
 
     def _import_unit_and_versions(
         self,
@@ -1146,14 +1479,14 @@ class Ledger:
             insert_version(conn, dataset_id, version)
 
     def import_from(
-        self, path: str | os.PathLike[str], *, dataset: Dataset | str | None = None
+        self, path: str | os.PathLike[str], *, dataset: Dataset | str | None = None, user: str | None = None
     ) -> ImportReport:
         """``import_json`` of a file's contents."""
         try:
             data = Path(path).read_bytes()
         except OSError as error:
             raise LedgerError(f"cannot read the export {path}: {error}") from error
-        return self.import_json(data, dataset=dataset)
+        return self.import_json(data, dataset=dataset, user=user)
 
     # ---- planning ---------------------------------------------------------------------------------
     def plan(self, dataset: Dataset | str, queries: Sequence[Any]) -> Any:
@@ -1210,6 +1543,37 @@ def _entry_row(entry: Entry, dataset_id: int, session_id: int | None, text: str)
     )  # fmt: skip
 
 
+def _finite(value: object) -> float | None:
+    """``value`` if it is a finite number, else ``None`` (an action's details hold finite numbers only)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _release_details(
+    events: list[PrivacyEvent], record: dict[str, Any] | None, entries: list[Entry], request_id: str | None
+) -> dict[str, Any]:
+    """A "release" or "refused" action's details: what was released and its cost (a release's own ε and δ;
+    for events, their sum when none is partitioned), the first entry's uid, the request id."""
+    first = events[0]
+    details: dict[str, Any] = {
+        "query": short(first.query), "mechanism": short(first.mechanism, 60), "entries": len(events),
+    }  # fmt: skip
+    if record is not None:
+        details["query"] = short(record.get("query_name") or first.query)
+        details["mechanism"] = short(record.get("mechanism") or first.mechanism, 60)
+        details["epsilon"], details["delta"] = _finite(record.get("epsilon")), _finite(record.get("delta"))
+    elif len(events) == 1 or all(event.partition is None for event in events):
+        epsilons, deltas = [e.epsilon for e in events], [e.delta for e in events]
+        details["epsilon"] = None if None in epsilons else _finite(math.fsum(epsilons))  # type: ignore[arg-type]
+        details["delta"] = None if None in deltas else _finite(math.fsum(deltas))  # type: ignore[arg-type]
+    if entries:
+        details["first_entry"] = entries[0].uid
+    if request_id is not None:
+        details["request_id"] = short(request_id, 200)
+    return details
+
+
 def _remaining(budget: Budget, spent: float) -> float:
     return max(0.0, budget.epsilon - spent)
 
@@ -1240,5 +1604,3 @@ def _exceeded(
         remaining_epsilon=remaining,
         requested_epsilon=total,
     )
-
-

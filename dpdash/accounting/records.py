@@ -1,17 +1,30 @@
-"""The ledger's values: a budget, a registered dataset, a session, an entry, a budget's status and an import's
-report. Frozen dataclasses, the same whatever storage keeps them (``storage``)."""
+"""The ledger's values: a budget, a registered dataset, a session, an entry, a budget's status, an import's
+report, an action of the log (``actions``) and a release request (``release_requests``). Frozen dataclasses,
+the same whatever storage keeps them (``storage``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from dpdash import _validation as check
 from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
 from dpdash.accounting.events import PrivacyEvent
 from dpdash.errors import ParameterError, ParameterTypeError
 
-__all__ = ["Budget", "BudgetStatus", "Dataset", "Entry", "ImportReport", "Session", "now", "text"]
+__all__ = [
+    "Action",
+    "Budget",
+    "BudgetStatus",
+    "Dataset",
+    "Entry",
+    "ImportReport",
+    "RequestRecord",
+    "Session",
+    "now",
+    "text",
+]
 
 
 def now() -> str:
@@ -115,7 +128,8 @@ class ImportReport:
     ``trusted`` whether that key is this ledger's own or one it trusts (``Ledger.trust_key``). ``values``
     counts the export's release records (published values) it took, stored now or already here: only a
     trusted export's are taken, since an unverified file's values could have been edited; ``values_left``
-    counts those it did not take.
+    counts those it did not take. ``actions`` and ``actions_left`` count the export's actions (who did
+    what, ``Ledger.actions``) the same way.
     """
 
     dataset: Dataset
@@ -126,6 +140,8 @@ class ImportReport:
     trusted: bool = False
     values: int = 0
     values_left: int = 0
+    actions: int = 0
+    actions_left: int = 0
 
     @property
     def origin(self) -> str:
@@ -143,6 +159,54 @@ class ImportReport:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One row of the ledger's log of who did what (``Ledger.actions``; vocabulary and rules in ``actions``).
+
+    Attributes:
+        uid: the action's id (kept by exports and imports).
+        created_at: when (UTC, ISO 8601).
+        user: who: the label the app or the caller gave (an e-mail, a sign-in subject, "local owner");
+            ``None`` when a library call named nobody.
+        action: what, one word of ``actions.ACTIONS`` ("budget", "release", "refused", "import", ...).
+        dataset: the fingerprint of the table it concerned, or ``None`` (a key trusted for the ledger).
+        details: a small JSON object: parameters and ids (ε, a query's name, an entry's uid, counts), never
+            a value computed from the data.
+    """
+
+    uid: str
+    created_at: str
+    user: str | None
+    action: str
+    dataset: str | None
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """A release an analyst asked for, and the owner's decision (``Ledger.request_release``).
+
+    Attributes:
+        uid: the request's id; the owner's app releases it with ``spend_release(..., request_id=uid)``.
+        dataset: the fingerprint of the dataset whose budget it would spend.
+        request: the planned release (``release_requests.planned_release``): query, mechanism, ε, δ,
+            confidence, post-processing, options, note; never a value.
+        requested_by, requested_at: who asked, and when (UTC).
+        status: "pending", "approved", "declined", or "released" (approved, and spent under its uid).
+        decided_by, decided_at, reason: the decision, once made (else ``None``, ``None``, "").
+    """
+
+    uid: str
+    dataset: str
+    request: dict[str, Any]
+    requested_by: str
+    requested_at: str
+    status: str
+    decided_by: str | None = None
+    decided_at: str | None = None
+    reason: str = ""
+
+
 def text(value: object, name: str, *, allow_empty: bool = False) -> str:
     """``value`` if it is a string (non-empty unless ``allow_empty``); else a ParameterError naming it."""
     if not isinstance(value, str):
@@ -150,4 +214,3 @@ def text(value: object, name: str, *, allow_empty: bool = False) -> str:
     if not value and not allow_empty:
         raise ParameterError(f"{name} must be a non-empty string, got {name}={value!r}")
     return value
-

@@ -361,7 +361,7 @@ def test_export_import_round_trip(ledger: Ledger, dataset: Dataset, tmp_path: Pa
     fill(ledger, dataset)
     text = ledger.export_json(dataset)
     document = json.loads(text)
-    assert document["format"] == "dpdash-ledger-export" and document["schema_version"] == 3
+    assert document["format"] == "dpdash-ledger-export" and document["schema_version"] == 4
     assert document["totals"]["basic"]["epsilon"] == pytest.approx(0.6)
 
     with Ledger(tmp_path / "other.sqlite") as other:

@@ -131,6 +131,9 @@ def test_the_history_is_append_only_for_any_client(ledger: Ledger, location: str
     ledger.link_version(ds, fingerprint="sha256:v2", name="v2", reason="same people")
     ledger.declare_distinct("sha256:other", ds, reason="other people")
     ledger.spend_release(ds, count_release(), session=ledger.start_session(), request_id="r1")
+    asked = ledger.request_release(ds, {"query": Count().to_dict(), "mechanism": "geometric", "epsilon": 0.1},
+                                   user="analyst")  # fmt: skip
+    ledger.decide_request(asked.uid, True, user="owner")
     conn = raw(location)
     error = sqlite3.DatabaseError if isinstance(location, Path) else psycopg.Error
     statements = [

@@ -210,7 +210,7 @@ def test_export_carries_the_unit_and_versions_and_import_restores_them(tmp_path:
         text = source.export_json(ds)
         key = source.public_key
     document = json.loads(text)
-    assert document["schema_version"] == 3
+    assert document["schema_version"] == 4
     assert document["dataset"]["unit"]["id_column"] == "person_id"
     assert [v["name"] for v in document["dataset"]["versions"]] == ["v2"]
     with Ledger(tmp_path / "b.sqlite") as target:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 from dpdash.accounting import BudgetExceededError, LaplaceEvent, Ledger
+from dpdash.errors import ParameterError
 
 
 def spend_until_refused(path: str, fingerprint: str, epsilon: float, start: Any, results: Any) -> None:
@@ -62,5 +64,33 @@ def spend_with_request(
         event = LaplaceEvent(epsilon=epsilon, sensitivity=1.0, query="retried")
         entry = ledger.spend(fingerprint, event, request_id=request_id)
         results.put(entry.uid)
+    finally:
+        ledger.close()
+
+
+def spend_once_as(path: str, fingerprint: str, epsilon: float, user: str, start: Any, results: Any) -> None:
+    """``spend_once`` by ``user``: the ledger records a "release" or a "refused" action for it."""
+    ledger = Ledger(path)
+    start.wait()
+    try:
+        ledger.spend(fingerprint, LaplaceEvent(epsilon=epsilon, sensitivity=1.0, query="race"), user=user)
+        results.put(1)
+    except BudgetExceededError:
+        results.put(0)
+    finally:
+        ledger.close()
+
+
+def decide_once(path: str, fingerprint: str, request_uid: str, start: Any, results: Any) -> None:
+    """Wait for the start signal, then approve (even process id) or decline (odd) the release request;
+    report ("decided", approve) or ("refused", the message)."""
+    ledger = Ledger(path)
+    start.wait()
+    approve = os.getpid() % 2 == 0
+    try:
+        ledger.decide_request(request_uid, approve, user=f"owner {os.getpid()}")
+        results.put(("decided", approve))
+    except ParameterError as error:
+        results.put(("refused", str(error)))
     finally:
         ledger.close()

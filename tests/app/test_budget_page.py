@@ -102,3 +102,43 @@ def test_the_budget_page_on_a_postgresql_ledger(
     shown = " ".join(str(c.value) for c in at.caption)
     assert "ledger: `postgresql://budget_page@127.0.0.1:" in shown
     assert "secret" not in shown and "secret" not in " ".join(str(c.value) for c in at.code)
+
+
+def test_who_did_what_lists_the_actions_newest_first_as_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Budget page lists the table's actions (newest first, who, what, a summary), every user text
+    escaped; the page's own writes are recorded by the acting user ("local owner"), and showing the page
+    records nothing (the export is made, and recorded, only on the click)."""
+    from tests.app.test_hostile_names import active_markup
+    from ui.text import md
+
+    hostile = "![x](http://127.0.0.1:9/who.png) <img src=x> :red[boss]"
+    path = tmp_path / "ledger.sqlite"
+    monkeypatch.setenv("DPDASH_LEDGER", str(path))
+    with Ledger(path) as ledger:
+        ds = ledger.add_dataset(name="patients", fingerprint=fingerprint(synthetic_patients().data),
+                                budget=Budget(2.0, 1e-6), user="ana@example.org")  # fmt: skip
+        ledger.spend(ds, event_for(Geometric(epsilon=0.1, sensitivity=1), query="count"), user=hostile)
+        ledger.record_action("load", user="bo", dataset=ds, details={"name": "[n](http://127.0.0.1:9/n)"})
+        export = ledger.export_json(ds)  # signed by this ledger: its import is trusted
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    at.switch_page("pages/budget.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    (listing,) = [m.value for m in at.markdown if " UTC · " in m.value]
+    lines = listing.splitlines()
+    assert len(lines) == 4 and [line.split("·")[2].split(":")[0].strip() for line in lines] == [
+        "export", "load", "release", "budget"
+    ]  # fmt: skip
+    assert f"**{md(hostile)}**" in lines[2] and md("ana@example.org") in lines[3]
+    assert active_markup(listing) == []
+    at.file_uploader(key="budget_import").set_value(("e.json", export.encode(), "application/json")).run()
+    assert not at.exception and not at.error
+    at.text_input(key="budget_trust_key").set_value("ed25519:" + "cd" * 32).run()
+    at.button(key="budget_trust_button").click().run()
+    with Ledger(path) as ledger:
+        assert [(a.action, a.user) for a in ledger.actions()[4:]] == [("import", "local owner"),
+                                                                     ("trust", "local owner")]  # fmt: skip
+    (listing,) = [m.value for m in at.markdown if " UTC · " in m.value]
+    assert "**local owner** · import" in listing.splitlines()[0]

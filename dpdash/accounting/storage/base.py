@@ -40,7 +40,7 @@ __all__ = [
     "first_meta",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION = "dpdash-ledger"
 
 #: The ledger's tables and their columns, in order, the same in every backend (the contract tests compare
@@ -63,6 +63,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "published": ("id", "entry_uid", "record"),
     # schema 4 (``request_ids``)
     "requests": ("id", "dataset_id", "request_id", "entry_uids", "created_at"),
+    # schema 5 (``actions``, ``release_requests``)
+    "actions": ("id", "uid", "created_at", "who", "what", "fingerprint", "details"),
+    "release_requests": ("id", "uid", "dataset_id", "request", "requested_by", "created_at"),
+    "request_decisions": ("id", "request_uid", "decision", "decided_by", "reason", "created_at"),
 }  # fmt: skip
 #: The tables each schema version adds.
 TABLES_OF_SCHEMA: dict[int, frozenset[str]] = {
@@ -70,6 +74,7 @@ TABLES_OF_SCHEMA: dict[int, frozenset[str]] = {
     2: frozenset({"dataset_units", "dataset_versions", "distinct_populations"}),
     3: frozenset({"published"}),
     4: frozenset({"requests"}),
+    5: frozenset({"actions", "release_requests", "request_decisions"}),
 }
 #: Every table but ``meta`` is history: rows are added, never changed or deleted.
 APPEND_ONLY = tuple(table for table in COLUMNS if table != "meta")
@@ -121,6 +126,11 @@ class Store(ABC):
     def lock_ledger(self, conn: Connection) -> None:  # noqa: B027 (optional hook)
         """Inside a transaction: serialize it with every other one that changes which datasets, versions
         and statements exist. A no-op where every write transaction is already exclusive."""
+
+    def mentions_secret(self, text: str) -> bool:
+        """Whether ``text`` holds a secret of this storage (the password it connects with): text the ledger
+        would store or show must never hold one."""
+        return False
 
     def any_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
         """A condition ``column`` is one of ``values``, and its one parameter."""

@@ -129,8 +129,37 @@ _TABLES = {
         created_at TEXT NOT NULL,
         UNIQUE (dataset_id, request_id)
     )""",
+    "actions": """CREATE TABLE actions (
+        id BIGSERIAL PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        who TEXT,
+        what TEXT NOT NULL,
+        fingerprint TEXT,
+        details TEXT NOT NULL
+    )""",
+    "release_requests": """CREATE TABLE release_requests (
+        id BIGSERIAL PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        dataset_id BIGINT NOT NULL REFERENCES datasets(id),
+        request TEXT NOT NULL,
+        requested_by TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "request_decisions": """CREATE TABLE request_decisions (
+        id BIGSERIAL PRIMARY KEY,
+        request_uid TEXT NOT NULL UNIQUE REFERENCES release_requests(uid),
+        decision TEXT NOT NULL CHECK (decision IN ('approved', 'declined')),
+        decided_by TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
 }
-_INDEXES = {"entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"]}
+_INDEXES = {
+    "entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"],
+    "actions": ["CREATE INDEX actions_by_table ON actions (fingerprint, id)"],
+    "release_requests": ["CREATE INDEX release_requests_by_dataset ON release_requests (dataset_id, id)"],
+}
 _REFUSE = """CREATE OR REPLACE FUNCTION dpdash_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'the dpdash ledger is append-only: % cannot be %', TG_TABLE_NAME,
@@ -339,6 +368,9 @@ class PostgresStore(Store):
     def any_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
         return f"{column} = ANY(?)", list(values)
 
+    def mentions_secret(self, text: str) -> bool:
+        return any(secret in text for secret in self._secrets.value)
+
     # ---- schema ----------------------------------------------------------------------------------
     def _table_names(self, conn: _Connection) -> set[str]:
         rows = conn.execute(
@@ -376,7 +408,8 @@ class PostgresStore(Store):
             if version < SCHEMA_VERSION:
                 self._conn.execute(_REFUSE)
                 for v in range(version + 1, SCHEMA_VERSION + 1):
-                    for table in TABLES_OF_SCHEMA[v] - tables:
+                    # in _TABLES' order: a table's references exist before it
+                    for table in [t for t in _TABLES if t in TABLES_OF_SCHEMA[v] - tables]:
                         for statement in _statements(table):
                             self._conn.execute(statement)
                 conn.execute(

@@ -118,8 +118,37 @@ _TABLES = {
         created_at TEXT NOT NULL,
         UNIQUE (dataset_id, request_id)
     )""",
+    "actions": """CREATE TABLE actions (
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        who TEXT,
+        what TEXT NOT NULL,
+        fingerprint TEXT,
+        details TEXT NOT NULL
+    )""",
+    "release_requests": """CREATE TABLE release_requests (
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+        request TEXT NOT NULL,
+        requested_by TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "request_decisions": """CREATE TABLE request_decisions (
+        id INTEGER PRIMARY KEY,
+        request_uid TEXT NOT NULL UNIQUE REFERENCES release_requests(uid),
+        decision TEXT NOT NULL CHECK (decision IN ('approved', 'declined')),
+        decided_by TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
 }
-_INDEXES = {"entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"]}
+_INDEXES = {
+    "entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"],
+    "actions": ["CREATE INDEX actions_by_table ON actions (fingerprint, id)"],
+    "release_requests": ["CREATE INDEX release_requests_by_dataset ON release_requests (dataset_id, id)"],
+}
 _ACTIONS = (("UPDATE", "changed"), ("DELETE", "deleted"))
 
 
@@ -251,10 +280,11 @@ class SQLiteStore(Store):
 
     def _migrate(self) -> None:
         """Bring an older ledger to the current schema: each version adds append-only tables (2: those of
-        ``versions``, 3: ``published``, 4: ``requests``); nothing old is changed. A ledger that cannot be
-        written stays as it is and reads as one with nothing of the newer kinds recorded (``schema``);
-        recording them is refused with a message."""
-        missing = [t for v in range(2, SCHEMA_VERSION + 1) for t in TABLES_OF_SCHEMA[v]]
+        ``versions``, 3: ``published``, 4: ``requests``, 5: those of ``actions`` and ``release_requests``);
+        nothing old is changed. A ledger that cannot be written stays as it is and reads as one with nothing
+        of the newer kinds recorded (``schema``); recording them is refused with a message."""
+        newer = set().union(*(TABLES_OF_SCHEMA[v] for v in range(2, SCHEMA_VERSION + 1)))
+        missing = [t for t in _TABLES if t in newer]  # in _TABLES' order: references before their tables
         if not set(missing) <= self._table_names():
             try:
                 with self.transaction(f"upgrade the ledger to schema {SCHEMA_VERSION}") as conn:
