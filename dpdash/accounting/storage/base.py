@@ -33,11 +33,14 @@ __all__ = [
     "APPEND_ONLY",
     "APPLICATION",
     "COLUMNS",
+    "INDEX_SQL",
     "SCHEMA_VERSION",
+    "TABLE_SQL",
     "Connection",
     "Store",
     "check_meta",
     "first_meta",
+    "table_sql",
 ]
 
 SCHEMA_VERSION = 5
@@ -78,6 +81,119 @@ TABLES_OF_SCHEMA: dict[int, frozenset[str]] = {
 }
 #: Every table but ``meta`` is history: rows are added, never changed or deleted.
 APPEND_ONLY = tuple(table for table in COLUMNS if table != "meta")
+
+#: Each table's CREATE statement, in creation order (a table's references exist before it), written once
+#: for every storage: ``table_sql(types)`` fills in its ``{key}`` (the id column's type and key),
+#: ``{ordered_key}`` (the same, for ids that must grow with every insert), ``{integer}`` and ``{real}``.
+TABLE_SQL: dict[str, str] = {
+    "meta": 'CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)',
+    "datasets": """CREATE TABLE datasets (
+        id {key},
+        fingerprint TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        budget_epsilon {real} NOT NULL CHECK (budget_epsilon > 0),
+        budget_delta {real} NOT NULL CHECK (budget_delta >= 0 AND budget_delta < 1),
+        accountant TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "sessions": """CREATE TABLE sessions (
+        id {key},
+        uid TEXT NOT NULL UNIQUE,
+        label TEXT NOT NULL,
+        started_at TEXT NOT NULL
+    )""",
+    "entries": """CREATE TABLE entries (
+        id {ordered_key},
+        uid TEXT NOT NULL UNIQUE,
+        dataset_id {integer} NOT NULL REFERENCES datasets(id),
+        session_id {integer} REFERENCES sessions(id),
+        created_at TEXT NOT NULL,
+        query TEXT NOT NULL,
+        mechanism TEXT NOT NULL,
+        epsilon {real},
+        delta {real},
+        rho {real},
+        event TEXT NOT NULL
+    )""",
+    "dataset_units": """CREATE TABLE dataset_units (
+        dataset_id {integer} PRIMARY KEY REFERENCES datasets(id),
+        neighbours TEXT NOT NULL,
+        rows_per_person {integer} NOT NULL CHECK (rows_per_person >= 1),
+        id_column TEXT,
+        columns TEXT,
+        n_rows {integer},
+        recorded_at TEXT NOT NULL
+    )""",
+    "dataset_versions": """CREATE TABLE dataset_versions (
+        id {key},
+        fingerprint TEXT NOT NULL UNIQUE,
+        dataset_id {integer} NOT NULL REFERENCES datasets(id),
+        name TEXT NOT NULL,
+        columns TEXT,
+        n_rows {integer},
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "distinct_populations": """CREATE TABLE distinct_populations (
+        id {key},
+        fingerprint TEXT NOT NULL,
+        looked_like {integer} NOT NULL REFERENCES datasets(id),
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (fingerprint, looked_like)
+    )""",
+    "published": """CREATE TABLE published (
+        id {key},
+        entry_uid TEXT NOT NULL UNIQUE REFERENCES entries(uid),
+        record TEXT NOT NULL
+    )""",
+    "requests": """CREATE TABLE requests (
+        id {key},
+        dataset_id {integer} NOT NULL REFERENCES datasets(id),
+        request_id TEXT NOT NULL,
+        entry_uids TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (dataset_id, request_id)
+    )""",
+    "actions": """CREATE TABLE actions (
+        id {key},
+        uid TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        who TEXT,
+        what TEXT NOT NULL,
+        fingerprint TEXT,
+        details TEXT NOT NULL
+    )""",
+    "release_requests": """CREATE TABLE release_requests (
+        id {key},
+        uid TEXT NOT NULL UNIQUE,
+        dataset_id {integer} NOT NULL REFERENCES datasets(id),
+        request TEXT NOT NULL,
+        requested_by TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    "request_decisions": """CREATE TABLE request_decisions (
+        id {key},
+        request_uid TEXT NOT NULL UNIQUE REFERENCES release_requests(uid),
+        decision TEXT NOT NULL CHECK (decision IN ('approved', 'declined')),
+        decided_by TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+}
+
+#: The indexes created with each table, the same in every storage.
+INDEX_SQL: dict[str, list[str]] = {
+    "entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"],
+    "actions": ["CREATE INDEX actions_by_table ON actions (fingerprint, id)"],
+    "release_requests": ["CREATE INDEX release_requests_by_dataset ON release_requests (dataset_id, id)"],
+}
+
+
+def table_sql(*, key: str, ordered_key: str, integer: str, real: str) -> dict[str, str]:
+    """``TABLE_SQL`` in one storage's types."""
+    types = {"key": key, "ordered_key": ordered_key, "integer": integer, "real": real}
+    return {table: sql.format(**types) for table, sql in TABLE_SQL.items()}
 
 
 class Cursor(Protocol):

@@ -45,11 +45,13 @@ from dpdash.accounting.signing import new_private_key
 from dpdash.accounting.storage.base import (
     APPEND_ONLY,
     COLUMNS,
+    INDEX_SQL,
     SCHEMA_VERSION,
     TABLES_OF_SCHEMA,
     Store,
     check_meta,
     first_meta,
+    table_sql,
 )
 from dpdash.errors import LedgerError
 
@@ -59,107 +61,10 @@ __all__ = ["PostgresStore"]
 _LEDGER_LOCK = int.from_bytes(b"dpdashLG", "big")
 _ADVICE = "Nothing was changed; point DPDASH_LEDGER at another database, or another schema of it."
 
-_TABLES = {
-    "meta": "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "datasets": """CREATE TABLE datasets (
-        id BIGSERIAL PRIMARY KEY,
-        fingerprint TEXT NOT NULL UNIQUE,
-        name TEXT NOT NULL,
-        budget_epsilon DOUBLE PRECISION NOT NULL CHECK (budget_epsilon > 0),
-        budget_delta DOUBLE PRECISION NOT NULL CHECK (budget_delta >= 0 AND budget_delta < 1),
-        accountant TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    "sessions": """CREATE TABLE sessions (
-        id BIGSERIAL PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        label TEXT NOT NULL,
-        started_at TEXT NOT NULL
-    )""",
-    "entries": """CREATE TABLE entries (
-        id BIGSERIAL PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        dataset_id BIGINT NOT NULL REFERENCES datasets(id),
-        session_id BIGINT REFERENCES sessions(id),
-        created_at TEXT NOT NULL,
-        query TEXT NOT NULL,
-        mechanism TEXT NOT NULL,
-        epsilon DOUBLE PRECISION,
-        delta DOUBLE PRECISION,
-        rho DOUBLE PRECISION,
-        event TEXT NOT NULL
-    )""",
-    "dataset_units": """CREATE TABLE dataset_units (
-        dataset_id BIGINT PRIMARY KEY REFERENCES datasets(id),
-        neighbours TEXT NOT NULL,
-        rows_per_person BIGINT NOT NULL CHECK (rows_per_person >= 1),
-        id_column TEXT,
-        columns TEXT,
-        n_rows BIGINT,
-        recorded_at TEXT NOT NULL
-    )""",
-    "dataset_versions": """CREATE TABLE dataset_versions (
-        id BIGSERIAL PRIMARY KEY,
-        fingerprint TEXT NOT NULL UNIQUE,
-        dataset_id BIGINT NOT NULL REFERENCES datasets(id),
-        name TEXT NOT NULL,
-        columns TEXT,
-        n_rows BIGINT,
-        reason TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    "distinct_populations": """CREATE TABLE distinct_populations (
-        id BIGSERIAL PRIMARY KEY,
-        fingerprint TEXT NOT NULL,
-        looked_like BIGINT NOT NULL REFERENCES datasets(id),
-        reason TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        UNIQUE (fingerprint, looked_like)
-    )""",
-    "published": """CREATE TABLE published (
-        id BIGSERIAL PRIMARY KEY,
-        entry_uid TEXT NOT NULL UNIQUE REFERENCES entries(uid),
-        record TEXT NOT NULL
-    )""",
-    "requests": """CREATE TABLE requests (
-        id BIGSERIAL PRIMARY KEY,
-        dataset_id BIGINT NOT NULL REFERENCES datasets(id),
-        request_id TEXT NOT NULL,
-        entry_uids TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        UNIQUE (dataset_id, request_id)
-    )""",
-    "actions": """CREATE TABLE actions (
-        id BIGSERIAL PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        created_at TEXT NOT NULL,
-        who TEXT,
-        what TEXT NOT NULL,
-        fingerprint TEXT,
-        details TEXT NOT NULL
-    )""",
-    "release_requests": """CREATE TABLE release_requests (
-        id BIGSERIAL PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        dataset_id BIGINT NOT NULL REFERENCES datasets(id),
-        request TEXT NOT NULL,
-        requested_by TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    "request_decisions": """CREATE TABLE request_decisions (
-        id BIGSERIAL PRIMARY KEY,
-        request_uid TEXT NOT NULL UNIQUE REFERENCES release_requests(uid),
-        decision TEXT NOT NULL CHECK (decision IN ('approved', 'declined')),
-        decided_by TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-}
-_INDEXES = {
-    "entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"],
-    "actions": ["CREATE INDEX actions_by_table ON actions (fingerprint, id)"],
-    "release_requests": ["CREATE INDEX release_requests_by_dataset ON release_requests (dataset_id, id)"],
-}
+_TABLES = table_sql(
+    key="BIGSERIAL PRIMARY KEY", ordered_key="BIGSERIAL PRIMARY KEY", integer="BIGINT",
+    real="DOUBLE PRECISION",
+)
 _REFUSE = """CREATE OR REPLACE FUNCTION dpdash_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'the dpdash ledger is append-only: % cannot be %', TG_TABLE_NAME,
@@ -171,7 +76,7 @@ _ACTIONS = {"update": "FOR EACH ROW", "delete": "FOR EACH ROW", "truncate": "FOR
 
 def _statements(table: str) -> list[str]:
     """The table, its indexes and (for history) its append-only triggers."""
-    statements = [_TABLES[table], *_INDEXES.get(table, [])]
+    statements = [_TABLES[table], *INDEX_SQL.get(table, [])]
     if table in APPEND_ONLY:
         statements += [
             f"CREATE TRIGGER {table}_no_{action} BEFORE {action.upper()} ON {table} {each} "

@@ -38,124 +38,28 @@ from dpdash.accounting.records import now
 from dpdash.accounting.signing import new_private_key
 from dpdash.accounting.storage.base import (
     APPEND_ONLY,
+    INDEX_SQL,
     SCHEMA_VERSION,
     TABLES_OF_SCHEMA,
     Store,
     check_meta,
     first_meta,
+    table_sql,
 )
 from dpdash.errors import LedgerError
 
 __all__ = ["SQLiteStore"]
 
-_TABLES = {
-    "meta": "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "datasets": """CREATE TABLE datasets (
-        id INTEGER PRIMARY KEY,
-        fingerprint TEXT NOT NULL UNIQUE,
-        name TEXT NOT NULL,
-        budget_epsilon REAL NOT NULL CHECK (budget_epsilon > 0),
-        budget_delta REAL NOT NULL CHECK (budget_delta >= 0 AND budget_delta < 1),
-        accountant TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    "sessions": """CREATE TABLE sessions (
-        id INTEGER PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        label TEXT NOT NULL,
-        started_at TEXT NOT NULL
-    )""",
-    "entries": """CREATE TABLE entries (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        uid TEXT NOT NULL UNIQUE,
-        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-        session_id INTEGER REFERENCES sessions(id),
-        created_at TEXT NOT NULL,
-        query TEXT NOT NULL,
-        mechanism TEXT NOT NULL,
-        epsilon REAL,
-        delta REAL,
-        rho REAL,
-        event TEXT NOT NULL
-    )""",
-    "dataset_units": """CREATE TABLE dataset_units (
-        dataset_id INTEGER PRIMARY KEY REFERENCES datasets(id),
-        neighbours TEXT NOT NULL,
-        rows_per_person INTEGER NOT NULL CHECK (rows_per_person >= 1),
-        id_column TEXT,
-        columns TEXT,
-        n_rows INTEGER,
-        recorded_at TEXT NOT NULL
-    )""",
-    "dataset_versions": """CREATE TABLE dataset_versions (
-        id INTEGER PRIMARY KEY,
-        fingerprint TEXT NOT NULL UNIQUE,
-        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-        name TEXT NOT NULL,
-        columns TEXT,
-        n_rows INTEGER,
-        reason TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    "distinct_populations": """CREATE TABLE distinct_populations (
-        id INTEGER PRIMARY KEY,
-        fingerprint TEXT NOT NULL,
-        looked_like INTEGER NOT NULL REFERENCES datasets(id),
-        reason TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        UNIQUE (fingerprint, looked_like)
-    )""",
-    "published": """CREATE TABLE published (
-        id INTEGER PRIMARY KEY,
-        entry_uid TEXT NOT NULL UNIQUE REFERENCES entries(uid),
-        record TEXT NOT NULL
-    )""",
-    "requests": """CREATE TABLE requests (
-        id INTEGER PRIMARY KEY,
-        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-        request_id TEXT NOT NULL,
-        entry_uids TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        UNIQUE (dataset_id, request_id)
-    )""",
-    "actions": """CREATE TABLE actions (
-        id INTEGER PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        created_at TEXT NOT NULL,
-        who TEXT,
-        what TEXT NOT NULL,
-        fingerprint TEXT,
-        details TEXT NOT NULL
-    )""",
-    "release_requests": """CREATE TABLE release_requests (
-        id INTEGER PRIMARY KEY,
-        uid TEXT NOT NULL UNIQUE,
-        dataset_id INTEGER NOT NULL REFERENCES datasets(id),
-        request TEXT NOT NULL,
-        requested_by TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-    "request_decisions": """CREATE TABLE request_decisions (
-        id INTEGER PRIMARY KEY,
-        request_uid TEXT NOT NULL UNIQUE REFERENCES release_requests(uid),
-        decision TEXT NOT NULL CHECK (decision IN ('approved', 'declined')),
-        decided_by TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        created_at TEXT NOT NULL
-    )""",
-}
-_INDEXES = {
-    "entries": ["CREATE INDEX entries_by_dataset ON entries (dataset_id, id)"],
-    "actions": ["CREATE INDEX actions_by_table ON actions (fingerprint, id)"],
-    "release_requests": ["CREATE INDEX release_requests_by_dataset ON release_requests (dataset_id, id)"],
-}
+_TABLES = table_sql(
+    key="INTEGER PRIMARY KEY", ordered_key="INTEGER PRIMARY KEY AUTOINCREMENT", integer="INTEGER", real="REAL"
+)
 _ACTIONS = (("UPDATE", "changed"), ("DELETE", "deleted"))
 
 
 def _statements(table: str) -> list[str]:
     """The table, its indexes and (for history) the triggers that make it append-only, also against other
     SQLite clients."""
-    statements = [_TABLES[table], *_INDEXES.get(table, [])]
+    statements = [_TABLES[table], *INDEX_SQL.get(table, [])]
     if table in APPEND_ONLY:
         statements += [
             f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
