@@ -79,7 +79,7 @@ def request_form(
     steps: list[str],
 ) -> None:
     """The analyst's "Request this release" (spends nothing; an owner decides)."""
-    with st.form("release_request_form", border=True):
+    with st.form("release_request_form", border=True, clear_on_submit=True):
         st.markdown("**Request this release.** It spends nothing now: an owner of the table sees the "
                     "request with the true values, and approves it (the release is then made and spends "
                     "budget) or declines it.")  # fmt: skip

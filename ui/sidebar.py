@@ -25,7 +25,7 @@ def render_sidebar() -> None:
         table, _ = aligned_table()
     except DPDashError:
         table = active_table()  # the ledger's problem is shown below
-    rows = row_count(table)  # a count is a true answer: the owner's alone
+    rows = row_count(table)  # a count is a true answer: the owner's alone (None for anyone else)
     columns = f"{table.data.shape[1]} columns"
     shape = columns if rows is None else f"{rows:,} rows × {columns}"
     st.markdown(f"**Data:** {md(table.name)}  \n{shape}")
@@ -41,7 +41,8 @@ def render_sidebar() -> None:
         return
     if status is None or record is None:
         show_guarantee(guarantee(unit), lead="**Who is protected:** ", key="sidebar_guarantee", caption=False)
-        st.info("No budget set for this table yet: set one on the **Data** page.", icon=":material/info:")
+        where = "set one on the **Data** page" if rows is not None else "an owner of the table sets it"
+        st.info(f"No budget set for this table yet: {where}.", icon=":material/info:")
         return
     budget, spent = status.budget, status.spent.epsilon
     share = min(1.0, spent / budget.epsilon)

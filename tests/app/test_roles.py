@@ -56,29 +56,35 @@ def survey() -> pd.DataFrame:
     })  # fmt: skip
 
 
+def seed_survey(ledger_path: Path, workspace_path: Path) -> dict[str, object]:
+    """The survey as the workspace's active table (age declared 0–100, one row per person) with a budget
+    of ε = 1 in the ledger; its identity, its rows and the true count and sum of age."""
+    raw = survey().to_csv(index=False).encode()
+    data = load_table(raw, "survey.csv").data
+    identity = fingerprint(data)
+    ws = Workspace(workspace_path)
+    ws.store_upload(identity, filename="survey.csv", name="survey", data=raw)
+    ws.update(identity, facts=PublicFacts(bounds={"age": (0, 100)}, unit=UNIT))
+    ws.set_active(identity)
+    budget = Budget(epsilon=1.0, delta=1e-5)
+    Ledger(ledger_path).add_dataset(name="survey", fingerprint=identity, budget=budget, unit=UNIT,
+                                    columns=list(data.columns), rows=len(data))  # fmt: skip
+    truths = {
+        "count": Count(facts=UNIT).evaluate(data).values[0],
+        "sum": Sum(column="age", bounds=(0, 100), facts=UNIT).evaluate(data).values[0],
+    }
+    return {"identity": identity, "data": data, "truths": truths}
+
+
 @pytest.fixture
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    """A workspace whose active table is the survey (age declared 0–100), its budget set; roles file on."""
+    """A workspace whose active table is the survey, its budget set; the roles file on."""
     monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "ledger.sqlite"))
     monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
     roles = tmp_path / "roles.toml"
     roles.write_text(ROLES, encoding="utf-8")
     monkeypatch.setenv("DPDASH_ROLES", str(roles))
-    raw = survey().to_csv(index=False).encode()
-    data = load_table(raw, "survey.csv").data
-    identity = fingerprint(data)
-    ws = Workspace()
-    ws.store_upload(identity, filename="survey.csv", name="survey", data=raw)
-    ws.update(identity, facts=PublicFacts(bounds={"age": (0, 100)}, unit=UNIT))
-    ws.set_active(identity)
-    ledger = Ledger()
-    ledger.add_dataset(name="survey", fingerprint=identity, budget=Budget(epsilon=1.0, delta=1e-5), unit=UNIT,
-                       columns=list(data.columns), rows=len(data))  # fmt: skip
-    truths = {
-        "count": Count(facts=UNIT).evaluate(data).values[0],
-        "sum": Sum(column="age", bounds=(0, 100), facts=UNIT).evaluate(data).values[0],
-    }
-    return {"identity": identity, "data": data, "truths": truths, "roles": roles}
+    return {**seed_survey(tmp_path / "ledger.sqlite", tmp_path / "workspace"), "roles": roles}
 
 
 def as_person(email: str | None, *, script: str = APP, groups: tuple[str, ...] = ()) -> AppTest:
