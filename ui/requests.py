@@ -6,6 +6,7 @@ request's idempotency key) or declines it with a reason. The requests are kept i
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import pandas as pd
@@ -23,6 +24,7 @@ from ui.state import (
     check,
     dataset_ref,
     draw_release,
+    evaluate,
     ledger,
     record_release,
     workspace,
@@ -180,6 +182,7 @@ def _one_request(
         st.error(f"This request cannot be released as asked: {md(error)}", icon=":material/error:")
         fits = False
     else:
+        _true_answer(table, query)
         after = running.epsilon(keeper, history, events, record.budget.delta)
         fits = after <= record.budget.epsilon * (1 + 1e-12)
         st.caption(f"Approving it releases it now: spent ε would go to {after:.4g} of "
@@ -215,6 +218,20 @@ def _one_request(
                 st.error(f"Not declined: {md(error)}", icon=":material/error:")
             else:
                 st.rerun()
+
+
+def _true_answer(table: ActiveTable, query: Query) -> None:
+    """The request's true answer, for the owner deciding on it (``evaluate`` checks the role)."""
+    try:
+        evaluation = evaluate(table, query)
+    except DPDashError as error:
+        st.caption(f"No true answer: {md(error)}")
+        return
+    labels = query.selections if isinstance(query, SelectionQuery) else query.labels
+    shown = [f"{md(label)} = {value:.6g}" if isinstance(value, numbers.Real) else f"{md(label)} = {md(value)}"
+             for label, value in list(zip(labels, evaluation.values, strict=False))[:8]]  # fmt: skip
+    more = f" (and {len(evaluation.values) - 8} more)" if len(evaluation.values) > 8 else ""
+    st.caption(f"True answer now (owner only): {'; '.join(shown)}{more}.")
 
 
 def _approve(

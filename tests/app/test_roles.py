@@ -261,6 +261,8 @@ def test_an_analyst_requests_and_an_owner_approves_through_the_release_path(
     ann = as_person("ann@example.org")
     ann.switch_page("pages/release.py").run()
     assert any("Release requests waiting for you (1)" in s.value for s in ann.subheader)
+    # The owner decides with the true answer in front of them (the analyst never had it).
+    assert any("True answer now (owner only)" in c.value and str(ROWS) in c.value for c in ann.caption)
     ann.button(key=f"request_approve_{request.uid}").click().run()
     ann.button(key=f"request_approve_confirm_{request.uid}").click().run()
     assert not ann.exception and not ann.error, [e.value for e in ann.error]
