@@ -9,10 +9,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpdash.errors import DPDashError
+from dpdash.errors import AccessDenied, DPDashError
+from ui.access import visible_pages
+from ui.auth import sign_in_gate, user_box
 from ui.preload import preload_element_code
 from ui.shell import inside_shell
 from ui.sidebar import render_sidebar
+from ui.state import active_table, leave_table, table_role
 from ui.text import md
 from ui.warm import warm_server
 
@@ -42,12 +45,32 @@ PAGES = [
     st.Page("pages/audit.py", title="Audit"),
 ]
 
-page = st.navigation(PAGES)
+# Without sign-in (the default) the one local owner; with it, only the sign-in page until someone signs in.
+user = sign_in_gate()
+try:
+    role = table_role(active_table())
+    if role is None:  # this session's table is no longer this person's (the roles file changed): another
+        leave_table()
+        role = table_role(active_table())
+except DPDashError as error:  # no table this person has a role on, a roles file or a ledger that fails
+    role, problem = None, error
+else:
+    problem = AccessDenied(f"{user.label} has no role on this table; open another on the Datasets page")
+if role is None:
+    with st.sidebar:
+        user_box(user, None)
+    st.error(f"dpdash cannot open a table for you: {md(problem)}", icon=":material/lock:")
+    st.stop()
+
+# Only the pages this role on the active table opens; each page checks again, and so does the code that
+# spends or shows a true value (ui/state.py).
+page = st.navigation(visible_pages(PAGES, role))
 
 # The sidebar is drawn first so that it shows even when a page stops early (st.stop); pages rerun
 # after anything that changes it (a new table, a budget, a release).
 with st.sidebar:
     render_sidebar()
+    user_box(user, role)
     st.caption("dpdash · differential-privacy budget explorer · runs locally, sends nothing out")
 
 # A problem a person can cause or fix (an unreadable ledger, a bad value) that a page did not handle

@@ -8,11 +8,13 @@ wrong type), as diffprivlib's ``BudgetError(ValueError)`` does.
 from __future__ import annotations
 
 __all__ = [
+    "AccessDenied",
     "BudgetExceededError",
     "DPDashError",
     "LedgerError",
     "ParameterError",
     "ParameterTypeError",
+    "RolesFileError",
     "UnsupportedEventError",
 ]
 
@@ -58,3 +60,13 @@ class LedgerError(DPDashError):
 
     The file is left exactly as it was.
     """
+
+
+class AccessDenied(DPDashError, PermissionError):
+    """The signed-in person's role on a table does not allow what was asked (``dpdash.access``); nothing
+    was done. The message names who, what and why."""
+
+
+class RolesFileError(DPDashError, ValueError):
+    """The roles file (``DPDASH_ROLES``, ``dpdash.access``) cannot be read or says something unclear; the
+    message names the file, the entry and the rule."""

@@ -10,6 +10,7 @@ from functools import partial
 
 import streamlit as st
 
+from dpdash.access import Action
 from dpdash.audit import mechanism_target, query_target
 from dpdash.errors import DPDashError
 from dpdash.mechanisms import (
@@ -24,6 +25,7 @@ from dpdash.mechanisms import (
 )
 from dpdash.queries import Count, Mean, Quantile, Sum
 from dpdash.wording import guarantee
+from ui.access import guard_page
 from ui.audit import (
     BROKEN,
     MAX_TRIALS,
@@ -37,7 +39,7 @@ from ui.audit import (
 )
 from ui.chart_view import show_chart
 from ui.charts import audit_histograms, audit_progress
-from ui.state import active_table
+from ui.state import active_table, allowed, table_rows
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control
 
@@ -61,6 +63,7 @@ def _show(value: object) -> str:
 
 
 st.title("Audit")
+guard_page(__file__)
 st.markdown(
     "Check a privacy claim by experiment: run the release many times on two neighbouring inputs and compare "
     "the two piles of outputs. If the release leaked more than its ε allows, some event would happen more "
@@ -73,8 +76,10 @@ st.caption(
     "no budget is spent; the histograms show true answers, so they are for you, the data owner, only."
 )
 
-what = st.radio("What to audit", ("A mechanism", "A query on the loaded table"), horizontal=True,
-                key="audit_what")  # fmt: skip
+# A query's audit runs on the table's rows and shows true answers: the owner's alone.
+whats = ("A mechanism", "A query on the loaded table") if allowed(active_table(), Action.SEE_TRUTH) else (
+    "A mechanism",)  # fmt: skip
+what = st.radio("What to audit", whats, horizontal=True, key="audit_what")
 left, right = st.columns([1, 1], gap="large")
 try:
     if what == "A mechanism":
@@ -109,6 +114,7 @@ try:
         make_target = partial(mechanism_target, mechanism, first, second, label=label)
     else:
         table = active_table()
+        rows = table_rows(table)  # the owner's (AccessDenied otherwise)
         facts = table.facts
         if table.engine is not None:
             st.info(
@@ -159,7 +165,7 @@ try:
             st.caption(f"The median is chosen among {MEDIAN_CANDIDATES} public candidates evenly spaced over "
                        "the declared bounds.")  # fmt: skip
         settings = ("query", table.fingerprint, repr(query.to_dict()), label, epsilon, delta)
-        make_target = partial(query_target, query, cls, table.data, other.table, epsilon=epsilon, delta=delta)
+        make_target = partial(query_target, query, cls, rows, other.table, epsilon=epsilon, delta=delta)
 except DPDashError as error:
     st.error(f"This cannot be audited: {md(error)}", icon=":material/error:")
     st.stop()

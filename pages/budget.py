@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dpdash.access import Action
 from dpdash.accounting import Dataset, Entry, Ledger
 from dpdash.accounting.actions import describe
 from dpdash.accounting.releases import group_releases
@@ -20,10 +21,19 @@ from dpdash.errors import DPDashError
 from dpdash.facts import Facts
 from dpdash.report import released_values, stakeholder_report
 from dpdash.wording import guarantee
+from ui.access import guard_page
 from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
 from ui.chart_view import show_chart
 from ui.numbers import plural
-from ui.state import acting_user, active_table, ledger, ledger_session, registered_or_stop
+from ui.state import (
+    acting_user,
+    active_table,
+    allowed,
+    ledger,
+    ledger_session,
+    owner_ledger,
+    registered_or_stop,
+)
 from ui.text import md, show_guarantee
 
 
@@ -36,11 +46,15 @@ def _report(
 
 
 st.title("Budget")
+guard_page(__file__)
 table = active_table()
+# Everyone with a role reads this page; the owner also exports, imports and trusts keys (each checked again
+# where it acts: ui.state.owner_ledger).
+owner = allowed(table, Action.BUDGET)
 record = registered_or_stop(table)
 handle = ledger()
 where = f"ledger file: `{handle.path}`" if handle.path is not None else f"ledger: `{handle.location}`"
-st.caption(f"Table: **{md(table.name)}** · {where}")
+st.caption(f"Table: **{md(table.name)}**" + (f" · {where}" if owner else " · read-only"))
 if record is None:
     st.info("No budget is set for this table yet: set one on the **Data** page.", icon=":material/info:")
     st.stop()
@@ -112,7 +126,7 @@ if entries:
 
 st.subheader("Releases")
 shown = entries
-if st.toggle("Only this browser session's releases", key="budget_this_session"):
+if owner and st.toggle("Only this browser session's releases", key="budget_this_session"):
     shown = [entry for entry in entries if entry.session == ledger_session().uid]
 number = {entry.uid: i for i, group in enumerate(releases, start=1) for entry in group}
 log = pd.DataFrame(
@@ -140,26 +154,30 @@ st.markdown("\n".join(
     f"{md(describe(a))}" for a in actions[:50]
 ))  # fmt: skip
 
-st.subheader("Export and import")
+st.subheader("Export and import" if owner else "Report")
 left, right = st.columns(2)
-left.download_button(
-    "Export this table's ledger (JSON)",
-    partial(ledger().export_json, record, user=acting_user()),  # made (and recorded) on the click
-    file_name="dpdash-ledger.json",
-    mime="application/json",
-    key="budget_export",
-)
+if owner:
+    left.download_button(
+        "Export this table's ledger (JSON)",
+        # made (and recorded) on the click
+        partial(owner_ledger(table).export_json, record, user=acting_user()),
+        file_name="dpdash-ledger.json",
+        mime="application/json",
+        key="budget_export",
+    )
 left.download_button(
     "Stakeholder report (one-page HTML)",
     # Made on the click, not on every rerun: it reads and parses every release's stored values.
     partial(_report, ledger(), record, entries, base_totals, table.facts.unit),
     file_name="dpdash-privacy-report.html", mime="text/html", key="budget_report",
 )  # fmt: skip
+if not owner:
+    st.stop()  # the rest changes the ledger: the owner's
 upload = right.file_uploader("Import a ledger export (JSON)", type=["json"], key="budget_import")
 if upload is not None and st.session_state.get("budget_import_seen") != (upload.name, upload.size):
     st.session_state["budget_import_seen"] = (upload.name, upload.size)
     try:
-        report = ledger().import_json(upload.getvalue(), dataset=record, user=acting_user())
+        report = owner_ledger(table).import_json(upload.getvalue(), dataset=record, user=acting_user())
     except DPDashError as error:
         st.error(f"Not imported (the ledger is unchanged): {md(error)}", icon=":material/error:")
     else:
@@ -193,7 +211,7 @@ with st.expander("Signing keys: what an export proves"):
     label = st.text_input("Label for it (whose ledger it is)", key="budget_trust_label")
     if st.button("Trust this key", key="budget_trust_button", disabled=not new_key.strip()):
         try:
-            ledger().trust_key(new_key, label, user=acting_user())
+            owner_ledger(table).trust_key(new_key, label, user=acting_user())
         except DPDashError as error:
             st.error(f"Not trusted: {md(error)}", icon=":material/error:")
         else:

@@ -22,6 +22,7 @@ from dpdash.loading import (
     load_table,
 )
 from dpdash.wording import guarantee, protected_unit, relation_choice
+from ui.access import guard_page
 from ui.connect import connect_section
 from ui.facts_editor import read_bounds, read_categories
 from ui.state import (
@@ -30,8 +31,11 @@ from ui.state import (
     aligned_table,
     forget,
     ledger,
+    may_load,
+    owner_ledger,
     recorded_unit,
     registered_or_stop,
+    sample_rows,
     stored,
     update_table,
     use_example,
@@ -57,21 +61,26 @@ def _bullets(problems: list[str]) -> str:
 
 
 st.title("Data")
+guard_page(__file__)  # the owner's page: every step below checks the role again where it acts (ui/state.py)
 st.caption("Everything on this page is the data owner's view: the table itself is never released.")
 
 # ---- load --------------------------------------------------------------------------------------------
 st.subheader("1. Load a table")
-buttons = st.columns(len(EXAMPLES) + 1)
+loading = may_load()  # new tables are for owners of dpdash (the roles file's top level)
+if not loading:
+    st.caption("Loading or connecting another table is for owners of dpdash: the roles file gives you this "
+               "table only.")  # fmt: skip
+buttons = st.columns(len(EXAMPLES) + 1) if loading else []
 for column, name in zip(buttons, EXAMPLES, strict=False):
     if column.button(f"Example: {name}", key=f"data_example_{name}", width="stretch"):
         use_example(name, user=acting_user())
         st.session_state.pop("data_upload_warnings", None)
         st.rerun()
-upload = st.file_uploader(
+upload = None if not loading else st.file_uploader(
     f"…or upload CSV, TSV, Parquet or Excel (.xlsx), up to {MAX_UPLOAD_MB} MB",
     type=[extension.lstrip(".") for extension in UPLOAD_EXTENSIONS],
     key="data_upload",
-)
+)  # fmt: skip
 seen = None if upload is None else (upload.name, upload.size, getattr(upload, "file_id", ""))
 if upload is not None and st.session_state.get("data_upload_seen") != seen:
     st.session_state["data_upload_seen"] = seen
@@ -102,7 +111,8 @@ if upload is not None and st.session_state.get("data_upload_seen") != seen:
             status.update(label=f"{shown} loaded", state="complete")
             st.session_state["data_upload_warnings"] = list(loaded.warnings)
             st.rerun()
-connect_section()
+if loading:
+    connect_section()
 for warning in st.session_state.get("data_upload_warnings", []):
     st.warning(md(warning), icon=":material/warning:")
 
@@ -142,7 +152,7 @@ if (gone := st.session_state.pop("data_forgotten", None)) is not None:
     st.success(f"{md(gone)} was deleted from the workspace; its budget history stays in the ledger.",
                icon=":material/delete:")  # fmt: skip
 kinds = column_types(table.data)
-st.dataframe(table.data.head(200), height=240, key="data_preview")
+st.dataframe(sample_rows(table), height=240, key="data_preview")
 if table.engine is not None:  # its column types are the engine's schema: no type changes here
     schema = ", ".join(f"{name}: {kind}" for name, kind in table.engine.schema().items())
     st.caption(f"The first 200 rows the engine returns, in no particular order (owner only). Column types "
@@ -283,7 +293,7 @@ if record is not None:
             icon=":material/lock_open:",
         )
         if st.button("Lock this unit of privacy", key="data_lock_unit"):
-            ledger().record_unit(record, table.facts.unit, **shape, user=acting_user())
+            owner_ledger(table).record_unit(record, table.facts.unit, **shape, user=acting_user())
             st.rerun()
     st.stop()
 
@@ -302,7 +312,7 @@ if alikes:
         st.markdown(f"**The same people** (a corrected or extended file): releases spend "
                     f"{md(other.name)}'s budget (ε = {other.budget.epsilon:g}).")  # fmt: skip
         if st.button(f"Continue {other.name}'s budget", key="data_continue_budget", type="primary"):
-            ledger().link_version(
+            owner_ledger(table).link_version(
                 other, fingerprint=table.identity, name=table.name, reason="the owner continued its budget "
                 "on the Data page: a new version of the same people", **shape, user=acting_user(),
             )  # fmt: skip
@@ -316,7 +326,7 @@ if alikes:
                 st.error("Say why it is a different population: the ledger records the reason.",
                          icon=":material/error:")  # fmt: skip
             else:
-                ledger().declare_distinct(table.identity, other, reason=reason, user=acting_user())
+                owner_ledger(table).declare_distinct(table.identity, other, reason=reason, user=acting_user())
                 st.rerun()
     st.stop()
 
@@ -370,7 +380,7 @@ if pending is not None and pending[0] == table.identity:
         if yes.button("Confirm: set this budget", type="primary", key="data_set_budget_confirm"):
             st.session_state.pop("data_budget_pending", None)
             try:
-                ledger().add_dataset(
+                owner_ledger(table).add_dataset(
                     name=table.name, fingerprint=table.identity,
                     budget=Budget(epsilon=pending_epsilon, delta=pending_delta),
                     accountant=pending_accountant, unit=facts.unit, **shape, user=acting_user(),

@@ -9,12 +9,15 @@ run_through_app()  # a bookmark opened first on a fresh server runs app.py's she
 import pandas as pd
 import streamlit as st
 
+from dpdash.access import Role
 from dpdash.errors import DPDashError
 from dpdash.wording import protected_unit
-from ui.state import active_table, example_identities, ledger, restore, use_example, workspace
+from ui.access import guard_page
+from ui.state import active_table, dataset_role, example_identities, ledger, open_example, restore, workspace
 from ui.text import md
 
 st.title("Datasets")
+guard_page(__file__)
 st.caption(
     "Every dataset with a budget in the ledger. A budget follows the people in a table, not its file: the "
     "same content (any format, column order or type choice) and the versions linked to it spend one budget."
@@ -26,6 +29,9 @@ try:
     stored = {t.identity: t for t in workspace().tables()}
     examples = example_identities()
     for record in records:
+        role = dataset_role(record)
+        if role is None:  # with sign-in, only the tables this person has a role on
+            continue
         status = ledger().status(record)
         entries = ledger().entries(record)
         fingerprints = [record.fingerprint, *(v.fingerprint for v in ledger().versions(record))]
@@ -35,7 +41,8 @@ try:
         rows.append({
             "name": record.name,
             "fingerprint": record.fingerprint.split(":")[-1][:12],
-            "rows": None if unit is None or unit.rows is None else unit.rows,
+            # the row count is a true answer: the owners'
+            "rows": None if unit is None or unit.rows is None or role is not Role.OWNER else unit.rows,
             "protects": "(not recorded)" if unit is None else protected_unit(unit.unit),
             "budget ε": record.budget.epsilon,
             "δ": record.budget.delta,
@@ -73,7 +80,7 @@ if choices:
     if right.button("Make active", key="datasets_activate", type="primary", width="stretch"):
         kept, example = choices[choice]
         try:
-            table = use_example(example) if example is not None else restore(kept)
+            table = open_example(example) if example is not None else restore(kept)
         except DPDashError as error:
             st.error(f"The table could not be opened: {md(error)}", icon=":material/error:")
         else:

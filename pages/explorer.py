@@ -12,6 +12,7 @@ import streamlit as st
 from dpdash import comparison
 from dpdash.facts import Facts
 from dpdash.wording import guarantee
+from ui.access import guard_page
 from ui.chart_view import show_chart
 from ui.charts import accuracy_curve_figure, noise_figure
 from ui.explorer_tables import DEFAULT_ALPHA, DEFAULTS, compared, inverted
@@ -21,6 +22,7 @@ from ui.text import show_guarantee
 from ui.widgets import delta_control, epsilon_control
 
 st.title("Mechanism explorer")
+guard_page(__file__)
 st.caption(
     "How much noise each mechanism adds for the same privacy budget, and how accurate the answers are. "
     "Everything here is exact mathematics; nothing is released and no budget is spent."

@@ -6,10 +6,13 @@ run_through_app()  # a bookmark opened first on a fresh server runs app.py's she
 
 import streamlit as st
 
+from dpdash.access import Action
+from ui.access import guard_page
 from ui.checklist import render_checklist
-from ui.state import active_table
+from ui.state import active_table, allowed, table_role
 
 st.title("dpdash")
+guard_page(__file__)
 st.subheader("A differential-privacy budget explorer")
 
 st.markdown(
@@ -35,4 +38,17 @@ nothing more can be released. dpdash shows that trade-off before you make it, an
 """
 )
 
-render_checklist(active_table())
+table = active_table()
+if allowed(table, Action.DECLARE):  # the first run's steps are the owner's
+    render_checklist(table)
+else:
+    role = table_role(table)
+    can = (
+        "preview the accuracy of releases (without true values) and request releases, which an owner "
+        "approves or declines on **Query & release**; read the **Budget**"
+        if allowed(table, Action.PREVIEW)
+        else "read the **Budget**, what was released and the stakeholder report, and **What does ε mean?**"
+    )
+    st.info(f"You are {role.article} {role.value} on this table: you can {can}. The pages you can open are "
+            "in the navigation.", icon=":material/badge:")  # fmt: skip
+

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpdash.access import Action
 from dpdash.accounting import PlannedQuery
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
@@ -29,8 +30,9 @@ from dpdash.queries import (
 from dpdash.queries.histogram import numeric_bins
 from dpdash.release import calibrate
 from dpdash.report import plan_report
+from ui.access import guard_page
 from ui.query_builder import query_controls
-from ui.state import active_table, evaluate, ledger, registered_or_stop
+from ui.state import active_table, allowed, evaluate, ledger, registered_or_stop
 from ui.text import md
 
 MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")
@@ -72,6 +74,10 @@ def combined_answers(
             rows.append(
                 {"query": name, "ε": total, "±": None, "how": "pieces no longer in the query's split"}
             )
+            continue
+        if not allowed(table, Action.SEE_TRUTH):  # the combined ± needs the true pieces: the owners'
+            rows.append({"query": name, "ε": total, "±": None,
+                         "how": "depends on the true values (a mean's on the true count): the owners'"})
             continue
         try:
             gaussian = mechanism in ("gaussian", "discrete_gaussian")
@@ -115,6 +121,7 @@ def _blank(value: object) -> bool:
 
 
 st.title("Planner")
+guard_page(__file__)
 table = active_table()
 record = registered_or_stop(table)
 if record is None:

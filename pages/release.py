@@ -1,4 +1,8 @@
-"""Query & release: preview what a release could look like (free), then release it (spends budget)."""
+"""Query & release: preview what a release could look like (free), then release it (spends budget).
+
+An owner previews with the true values and releases; an analyst previews the accuracy without any true
+value (ui/blind_preview.py) and requests the release, which an owner approves or declines (ui/requests.py).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import uuid
 import pandas as pd
 import streamlit as st
 
+from dpdash.access import Action
 from dpdash.accounting import event_for, get_accountant, running
 from dpdash.errors import DPDashError, LedgerError
 from dpdash.export import release_csv, release_script
@@ -26,12 +31,24 @@ from dpdash.mechanisms import (
     Staircase,
 )
 from dpdash.queries import SelectionQuery
-from dpdash.release import Release, calibrate, release
+from dpdash.release import Release
 from dpdash.wording import Guarantee, accuracy_words, guarantee, protected_unit
+from ui.access import guard_page
+from ui.blind_preview import analyst_numeric_preview, analyst_selection_preview
 from ui.checklist import mark_previewed
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
-from ui.state import acting_user, active_table, evaluate, ledger, ledger_session, registered_or_stop
+from ui.requests import owner_requests, request_form, request_list, spending
+from ui.state import (
+    active_table,
+    allowed,
+    draw_release,
+    evaluate,
+    ledger,
+    record_release,
+    registered_or_stop,
+    row_count,
+)
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 
@@ -56,11 +73,20 @@ _CONFIRMING = "release_confirming"
 LOW_REMAINING = 0.05
 
 st.title("Query & release")
+guard_page(__file__)
 table = active_table()
+# The owner previews with the true values and releases; anyone else with this page (an analyst) previews
+# without them and requests. Each path checks the role again where it computes or spends (ui/state.py).
+owner = allowed(table, Action.RELEASE)
+rows = row_count(table)
 st.caption(
-    f"Table: **{md(table.name)}** · {table.rows:,} rows · protects "
+    f"Table: **{md(table.name)}**{'' if rows is None else f' · {rows:,} rows'} · protects "
     f"{md(protected_unit(table.facts.unit))}"
 )
+if owner:
+    record = registered_or_stop(table)
+    if record is not None:
+        owner_requests(table, record)
 
 left, right = st.columns([1, 1], gap="large")
 with left:
@@ -86,16 +112,10 @@ if query is None or epsilon is None:
     st.stop()
 
 try:
-    evaluation = evaluate(table, query)
-    if selecting:  # ε is split equally over the selections (basic composition), as release() does
-        share = epsilon / len(query.selections)
-        selectors = [mechanism(epsilon=share, sensitivity=sensitivity, monotone=query.monotone)
-                     for sensitivity in query.utility_sensitivities]  # fmt: skip
-        spending = selectors
-        pieces = []
-    else:
-        pieces = calibrate(query, mechanism, table.queryable, epsilon=epsilon, delta=delta)
-        spending = [piece.mechanism for piece in pieces]
+    evaluation = evaluate(table, query) if owner else None  # the true answer: the owner's alone
+    # ε is split equally over a selection's selections (basic composition), as release() does
+    pieces, spent_by = spending(query, mechanism, table, epsilon=epsilon, delta=delta)
+    selectors = spent_by if selecting else []
 except DPDashError as error:
     st.error(md(error), icon=":material/error:")
     st.stop()
@@ -106,28 +126,40 @@ with st.container(border=True):
     st.markdown("#### :material/visibility: Simulated preview · spends no budget")
     st.caption(
         "The ± of what will be published, before anything is published: exact where a closed form exists, "
-        "otherwise a seeded simulation with the fast numpy sampler (each ± says which). True values are "
-        "shown to you, the data owner, only. Nothing here may be published."
-    )
-    if selecting:
+        "otherwise a seeded simulation with the fast numpy sampler (each ± says which). "
+        + ("True values are shown to you, the data owner, only. " if owner else "No true value is shown: "
+           "that is the owners'. ")
+        + "Nothing here may be published."
+    )  # fmt: skip
+    if evaluation is None:
+        if selecting:
+            analyst_selection_preview(query, selectors, labels=labels, mechanism_label=mechanism_label,
+                                      confidence=confidence)  # fmt: skip
+        else:
+            analyst_numeric_preview(query, pieces, labels=labels, mechanism_label=mechanism_label,
+                                    confidence=confidence, steps=steps, key="release")  # fmt: skip
+    elif selecting:
         selection_preview(query, selectors, evaluation, labels=labels, mechanism_label=mechanism_label,
                           confidence=confidence, key="release")  # fmt: skip
     else:
         numeric_preview(query, pieces, evaluation, labels=labels, mechanism_label=mechanism_label,
                         confidence=confidence, steps=steps, key="release")  # fmt: skip
-    report_caption(query, evaluation, selecting)
+    if evaluation is not None:
+        report_caption(query, evaluation, selecting)
     mark_previewed(table)
 
 # ---- the release: spends budget ---------------------------------------------------------------------
-st.subheader("Release")
+st.subheader("Release" if owner else "Request a release")
 record = registered_or_stop(table)
 if record is None:
     st.warning(
-        "Set this table's privacy budget on the **Data** page before releasing.", icon=":material/lock:"
-    )
+        "Set this table's privacy budget on the **Data** page before releasing." if owner else
+        "An owner of this table has to set its privacy budget before releases can be requested.",
+        icon=":material/lock:",
+    )  # fmt: skip
     st.stop()
 
-events = [event_for(spent, query=query.name) for spent in spending]
+events = [event_for(spent, query=query.name) for spent in spent_by]
 keeper = get_accountant(record.accountant)
 history = ledger().events(record)
 # From the ledger's kept running state (what its spend checks against): composes only what is new.
@@ -170,6 +202,14 @@ if not fits:
     st.error(
         "This release does not fit the remaining budget: lower ε or release less.", icon=":material/block:"
     )
+if not owner:  # an analyst requests; an owner approves or declines (ui/requests.py)
+    if fits:
+        request_form(table, query, mechanism, epsilon=epsilon, delta=delta, confidence=confidence,
+                     steps=steps)  # fmt: skip
+    request_list(table, record)
+    st.stop()
+if not fits:
+    pass
 elif st.session_state.get(_CONFIRMING) != request:
     label = "Release again… (spends budget again)" if repeat else "Release… (spends budget)"
     if st.button(label, type="primary", key="release_button"):
@@ -202,21 +242,11 @@ else:
             pending = st.session_state.get(_PENDING)
             try:
                 if pending is None or pending[0] != request:
-                    result = release(
-                        query,
-                        mechanism,
-                        table.queryable,
-                        epsilon=epsilon,
-                        delta=delta or None,
-                        confidence=confidence,
-                        postprocess=steps,
-                        identity=table.identity,
-                    )
+                    result = draw_release(table, query, mechanism, epsilon=epsilon, delta=delta or None,
+                                          confidence=confidence, postprocess=steps)  # fmt: skip
                     pending = st.session_state[_PENDING] = (request, result, f"dpdash-app:{uuid.uuid4()}")
                 _, result, request_id = pending
-                # committed, with its values
-                ledger().spend_release(record, result, session=ledger_session(), request_id=request_id,
-                                       user=acting_user())  # fmt: skip
+                record_release(table, record, result, request_id)  # committed, with its values
             except DPDashError as error:
                 if not isinstance(error, LedgerError):  # refused for good: a new try draws anew
                     st.session_state.pop(_PENDING, None)

@@ -17,6 +17,7 @@ from dpdash import risk
 from dpdash.errors import DPDashError
 from dpdash.mechanisms import Laplace
 from dpdash.wording import guarantee
+from ui.access import guard_page
 from ui.chart_view import show_chart
 from ui.charts import LAYOUT, icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
 from ui.numbers import delta_text
@@ -25,6 +26,7 @@ from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control
 
 st.title("What does ε mean?")
+guard_page(__file__)
 show_guarantee(guarantee(active_table().facts.unit), key="risk_guarantee", lead="Differential privacy "
                "limits what anyone can learn about one person from a release, whatever else they know. These "
                "pictures turn ε into the attacker's odds. For the active table: ")  # fmt: skip

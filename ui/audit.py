@@ -26,7 +26,7 @@ from dpdash.mechanisms import (
     Staircase,
 )
 from dpdash.queries import Query
-from ui.state import ActiveTable
+from ui.state import ActiveTable, table_rows
 
 _RUN = "audit_run_state"
 _NEIGHBOURS = "audit_neighbours"
@@ -179,5 +179,6 @@ def neighbour(table: ActiveTable, query: Query, mechanism: type, epsilon: float,
     if key not in cache:
         if len(cache) >= _NEIGHBOURS_KEPT:
             cache.pop(next(iter(cache)))
-        cache[key] = worst_case_neighbour(query, mechanism, table.data, epsilon=epsilon, delta=delta)
+        rows = table_rows(table)  # the table's rows: the owner's alone (AccessDenied otherwise)
+        cache[key] = worst_case_neighbour(query, mechanism, rows, epsilon=epsilon, delta=delta)
     return cache[key]

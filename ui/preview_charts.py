@@ -21,10 +21,14 @@ def quantile_dotplot_figure(
     *,
     half_width: float | np.ndarray | None = None,
     title: str = "Possible releases (simulated: spends no budget)",
+    centre: str | None = "true value (owner only)",
+    x_title: str = "released value − true value (0: the true value, owner only)",
 ) -> go.Figure:
     """One strip per answer: its possible releases as equal-probability dots (stacked where they
     fall in the same bin, fixed dot size), the true value as a red tick (data owner only) and the
-    ± half-width (one for all answers, or one per answer) as a band."""
+    ± half-width (one for all answers, or one per answer) as a band around it. ``centre`` names the tick;
+    ``None`` draws no tick (an analyst's preview: the band is around 0 or a public reference, not the
+    truth)."""
     n_rows, n_dots = dots.shape
     widths = None if half_width is None else np.broadcast_to(np.asarray(half_width, dtype=float), (n_rows,))
     figure = go.Figure()
@@ -43,12 +47,13 @@ def quantile_dotplot_figure(
             hovertemplate=f"{labels[i]}: a 1-in-{n_dots} chance near %{{x:.4g}}<extra></extra>",
         )  # fmt: skip
         if true_values is not None:
-            figure.add_scatter(
-                x=[true_values[i]], y=[i - 0.05], mode="markers", showlegend=i == 0,
-                name="true value (owner only)", marker={"symbol": "line-ns", "size": 26,
-                "line": {"width": 3, "color": TRUE_COLOUR}},
-                hovertemplate=f"{labels[i]}: true value %{{x:.4g}}<extra></extra>",
-            )  # fmt: skip
+            if centre is not None:
+                figure.add_scatter(
+                    x=[true_values[i]], y=[i - 0.05], mode="markers", showlegend=i == 0,
+                    name=centre, marker={"symbol": "line-ns", "size": 26,
+                    "line": {"width": 3, "color": TRUE_COLOUR}},
+                    hovertemplate=f"{labels[i]}: {centre} %{{x:.4g}}<extra></extra>",
+                )  # fmt: skip
             if widths is not None:
                 figure.add_shape(
                     type="rect", x0=true_values[i] - widths[i], x1=true_values[i] + widths[i],
@@ -57,7 +62,7 @@ def quantile_dotplot_figure(
     figure.update_layout(
         **{**LAYOUT, "hovermode": "closest"},
         title=title,
-        xaxis_title="released value − true value (0: the true value, owner only)",
+        xaxis_title=x_title,
         yaxis={"tickmode": "array", "tickvals": list(range(n_rows)), "ticktext": labels,
                "range": [-0.6, n_rows - 0.2], "autorange": "reversed"},
         height=max(280, 70 * n_rows + 170),
@@ -65,14 +70,16 @@ def quantile_dotplot_figure(
     return figure
 
 
-def dotplot_table(dots: np.ndarray, labels: list[str], half_width: float | np.ndarray) -> pd.DataFrame:
-    """The dotplot's numbers: per answer, its ± and every dot (released value − true value)."""
+def dotplot_table(
+    dots: np.ndarray, labels: list[str], half_width: float | np.ndarray, *, offset_from: str = "true value"
+) -> pd.DataFrame:
+    """The dotplot's numbers: per answer, its ± and every dot (released value − ``offset_from``)."""
     widths = np.broadcast_to(np.asarray(half_width, dtype=float), (len(labels),))
     return pd.DataFrame(
         {
             "answer": labels,
             "± (band)": [f"{w:.4g}" for w in widths],
-            f"possible releases − true value (each 1 in {dots.shape[1]})": [
+            f"possible releases − {offset_from} (each 1 in {dots.shape[1]})": [
                 ", ".join(f"{v:.4g}" for v in np.sort(row)) for row in dots
             ],
         }

@@ -11,7 +11,7 @@ import dpdash  # noqa: F401
 from dpdash.accounting.releases import release_count
 from dpdash.errors import DPDashError
 from dpdash.wording import guarantee
-from ui.state import active_table, aligned_table, budget_status, ledger, registered
+from ui.state import active_table, aligned_table, budget_status, ledger, registered, row_count
 from ui.text import md, show_guarantee
 
 #: What the sidebar's guarantee covers: the budget caps everything released from the table.
@@ -25,7 +25,10 @@ def render_sidebar() -> None:
         table, _ = aligned_table()
     except DPDashError:
         table = active_table()  # the ledger's problem is shown below
-    st.markdown(f"**Data:** {md(table.name)}  \n{table.rows:,} rows × {table.data.shape[1]} columns")
+    rows = row_count(table)  # a count is a true answer: the owner's alone (None for anyone else)
+    columns = f"{table.data.shape[1]} columns"
+    shape = columns if rows is None else f"{rows:,} rows × {columns}"
+    st.markdown(f"**Data:** {md(table.name)}  \n{shape}")
     unit = table.facts.unit
     try:
         status = budget_status(table)
@@ -38,7 +41,8 @@ def render_sidebar() -> None:
         return
     if status is None or record is None:
         show_guarantee(guarantee(unit), lead="**Who is protected:** ", key="sidebar_guarantee", caption=False)
-        st.info("No budget set for this table yet: set one on the **Data** page.", icon=":material/info:")
+        where = "set one on the **Data** page" if rows is not None else "an owner of the table sets it"
+        st.info(f"No budget set for this table yet: {where}.", icon=":material/info:")
         return
     budget, spent = status.budget, status.spent.epsilon
     share = min(1.0, spent / budget.epsilon)

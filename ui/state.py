@@ -5,6 +5,12 @@ lives in the persistent ledger (``dpdash.accounting.Ledger``, an SQLite file), s
 and restarts; the session only keeps a handle to it. The tables the owner chose, their type changes and
 declared facts are kept in the workspace beside the ledger (``dpdash.workspace``): a new browser session
 (a reload, a server restart) opens the workspace's active table again.
+
+Roles (``ui.auth``, ``dpdash.access``) are checked here, in the code that produces what they guard, not only
+by the pages that hide a button: the true answers (``evaluate``), the rows (``sample_rows``,
+``table_rows``), the row count (``row_count``), loading and connecting (``use_example``, ``use_table``,
+``use_connection``, ``forget``), the facts (``update_table``), the ledger's records (``owner_ledger``) and
+every release (``draw_release``, ``record_release``). Without sign-in the one local owner passes them all.
 """
 
 from __future__ import annotations
@@ -19,18 +25,20 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from dpdash.accounting import BudgetStatus, Dataset, Ledger, Session, fingerprint
+from dpdash.access import Action, DatasetRef, Role
+from dpdash.accounting import BudgetStatus, Dataset, Entry, Ledger, Session, fingerprint
 from dpdash.accounting.actions import short
 from dpdash.accounting.versions import RecordedUnit
 from dpdash.datasets import EXAMPLES, PublicFacts, load_example
 from dpdash.engines import Source, SourceSpec
 from dpdash.engines import evaluate as evaluate_in_engine
-from dpdash.errors import DPDashError
+from dpdash.errors import AccessDenied, DPDashError
 from dpdash.facts import Facts
 from dpdash.loading import coerce_column, load_table
 from dpdash.queries import Evaluation, Query
-from dpdash.release import dataset_fingerprint
+from dpdash.release import Release, dataset_fingerprint, release
 from dpdash.workspace import StoredTable, Workspace
+from ui import auth
 from ui.text import md
 
 _DATASET = "dpdash_dataset"
@@ -92,8 +100,9 @@ def _example(name: str) -> tuple[pd.DataFrame, PublicFacts, str, str, str]:
 
 def acting_user() -> str:
     """Who acts in this session, as the ledger records it (``Ledger.actions``): every write the app makes
-    passes ``user=acting_user()``. Single-user mode: "local owner"."""
-    return "local owner"
+    passes ``user=acting_user()``. The signed-in person's label; without sign-in, "local owner"."""
+    user = auth.current_user()
+    return "local owner" if user is None or user.local else user.label
 
 
 def _record(action: str, user: str | None, identity: str, **details: Any) -> None:
@@ -105,7 +114,16 @@ def _record(action: str, user: str | None, identity: str, **details: Any) -> Non
 
 def use_example(name: str, *, persist: bool = True, user: str | None = None) -> ActiveTable:
     """Make a built-in example the active table (and, with ``persist``, the workspace's active one; the
-    facts declared for it before are kept); with ``user``, a "load" action is recorded."""
+    facts declared for it before are kept). Loading one (``persist``) is for owners (``AccessDenied``); with
+    ``user``, a "load" action is recorded."""
+    if persist:
+        check_new(Action.LOAD)
+        _, _, title, _, identity = _example(name)
+        check(_ref(identity, title), Action.LOAD)
+    return _use_example(name, persist=persist, user=user)
+
+
+def _use_example(name: str, *, persist: bool, user: str | None = None) -> ActiveTable:
     data, facts, title, digest, identity = _example(name)
     stored = _try(lambda: workspace().table(identity))
     if stored is not None:
@@ -117,6 +135,14 @@ def use_example(name: str, *, persist: bool = True, user: str | None = None) -> 
         _try(lambda: (workspace().store_example(identity, example=name, name=title, facts=facts),
                       workspace().set_active(identity)))  # fmt: skip
     return table
+
+
+def open_example(name: str) -> ActiveTable:
+    """Open a built-in example for anyone with a role on it (the workspace's active table only for an
+    owner)."""
+    _, _, title, _, identity = _example(name)
+    persist = check(_ref(identity, title), Action.OPEN) is Role.OWNER
+    return _use_example(name, persist=persist)
 
 
 def example_identities() -> dict[str, str]:
@@ -139,16 +165,37 @@ def use_table(
 ) -> ActiveTable:
     """Make an uploaded (or edited) table the active one; ``identity`` is the loaded table's (computed
     here when None: a new load). ``raw`` (a new upload's bytes, with its ``filename``) is kept in the
-    workspace; for a table already there, its facts and type changes are updated. With ``user``, a "load"
-    action is recorded."""
+    workspace; for a table already there, its facts and type changes are updated. For owners only
+    (``AccessDenied``): of new tables, and of this one. With ``user``, a "load" action is recorded."""
+    if raw is not None or identity is None:
+        check_new(Action.LOAD)
     identity = fingerprint(data) if identity is None else identity
+    check(_ref(identity, name), Action.LOAD)
+    return _use_table(name, source, data, facts, identity=identity, coercions=coercions, lossy=lossy, raw=raw,
+                      filename=filename, user=user)  # fmt: skip
+
+
+def _use_table(
+    name: str,
+    source: str,
+    data: pd.DataFrame,
+    facts: PublicFacts,
+    *,
+    identity: str,
+    coercions: tuple[tuple[str, str], ...] = (),
+    lossy: bool = False,
+    raw: bytes | None = None,
+    filename: str = "",
+    persist: bool = True,
+    user: str | None = None,
+) -> ActiveTable:
     table = ActiveTable(name, source, data, facts, dataset_fingerprint(data), identity, coercions, lossy)
     st.session_state[_DATASET] = table
     _record("load", user, identity, name=short(name), source=short(source), rows=len(data))
     ws = workspace()
     if raw is not None:
         _try(lambda: ws.store_upload(identity, filename=filename or name, name=name, data=raw))
-    if _try(lambda: ws.table(identity)) is not None:
+    if persist and _try(lambda: ws.table(identity)) is not None:
         _try(lambda: (ws.update(identity, name=name, facts=facts, coercions=coercions, lossy=lossy),
                       ws.set_active(identity)))  # fmt: skip
     return table
@@ -156,17 +203,35 @@ def use_table(
 
 def active_table() -> ActiveTable:
     """The active table: this session's; else the workspace's active one (a reload, a restart); else the
-    synthetic patients example."""
+    synthetic patients example. With sign-in, only a table the person has a role on: else the first such
+    table of the workspace, else the example.
+
+    Raises:
+        AccessDenied: with sign-in, the person has a role on none of them.
+    """
     table = st.session_state.get(_DATASET)
     if table is not None:
         return table
     stored = _try(lambda: workspace().active())
+    if stored is not None and auth.sign_in_on() and role(_stored_ref(stored)) is None:
+        kept = _try(lambda: workspace().tables()) or []
+        stored = next((t for t in kept if role(_stored_ref(t)) is not None), None)
     if stored is not None:
         with st.spinner(f"Opening {md(stored.name)} from the workspace…"):  # a large upload takes seconds
             restored = _try(lambda: restore(stored))
         if restored is not None:
             return restored
-    return use_example(DEFAULT_EXAMPLE, persist=False)
+    if auth.sign_in_on():
+        _, _, title, _, identity = _example(DEFAULT_EXAMPLE)
+        check(_ref(identity, title), Action.OPEN)
+    return _use_example(DEFAULT_EXAMPLE, persist=False)
+
+
+def leave_table() -> None:
+    """Forget this session's table (its connection closed): the next ``active_table`` chooses again."""
+    table = st.session_state.pop(_DATASET, None)
+    if table is not None and table.engine is not None:
+        table.engine.close()
 
 
 #: Rows of a connected table shown to its owner (NOT PRIVATE), and what column kinds are guessed from.
@@ -175,9 +240,18 @@ SAMPLE_ROWS = 200
 
 def use_connection(spec: SourceSpec, source: Source, *, user: str | None = None) -> ActiveTable:
     """Make a connected table the active one (and the workspace's: where it lives, never a password). The
-    same source connected again keeps its name and declared facts. With ``user``, a "connect" action is
-    recorded (where it lives, never a password)."""
+    same source connected again keeps its name and declared facts. For owners only (``AccessDenied``,
+    checked before anything of the table is read). With ``user``, a "connect" action is recorded (where it
+    lives, never a password)."""
+    check_new(Action.LOAD)
     identity = source.fingerprint()
+    check(_ref(identity, spec.table.strip() or spec.path), Action.LOAD)
+    return _use_connection(spec, source, identity=identity, user=user)
+
+
+def _use_connection(
+    spec: SourceSpec, source: Source, *, identity: str, persist: bool = True, user: str | None = None
+) -> ActiveTable:
     rows = source.row_count()
     sample = source.head(SAMPLE_ROWS)
     before = _try(lambda: workspace().table(identity))
@@ -191,8 +265,9 @@ def use_connection(spec: SourceSpec, source: Source, *, user: str | None = None)
                         connection=spec, row_count=rows)  # fmt: skip
     st.session_state[_DATASET] = table
     _record("connect", user, identity, name=short(name), source=short(spec.describe()), rows=rows)
-    _try(lambda: (workspace().store_connection(identity, connection=spec, name=name),
-                  workspace().set_active(identity)))  # fmt: skip
+    if persist:
+        _try(lambda: (workspace().store_connection(identity, connection=spec, name=name),
+                      workspace().set_active(identity)))  # fmt: skip
     return table
 
 
@@ -200,8 +275,21 @@ def update_table(
     table: ActiveTable, *, name: str | None = None, facts: PublicFacts | None = None, user: str | None = None
 ) -> ActiveTable:
     """The active table with a new owner-given name or declared facts, kept in the session and the
-    workspace (the data, its identity and its connection are unchanged). With ``user``, a "facts" action
-    is recorded (the unit of privacy, how many columns have bounds and categories; never their values)."""
+    workspace (the data, its identity and its connection are unchanged). For owners (``AccessDenied``).
+    With ``user``, a "facts" action is recorded (the unit of privacy, how many columns have bounds and
+    categories; never their values)."""
+    check(dataset_ref(table), Action.DECLARE)
+    return _update_table(table, name=name, facts=facts, user=user)
+
+
+def _update_table(
+    table: ActiveTable,
+    *,
+    name: str | None = None,
+    facts: PublicFacts | None = None,
+    persist: bool = True,
+    user: str | None = None,
+) -> ActiveTable:
     changed = dataclasses.replace(table, name=table.name if name is None else name,
                                   facts=table.facts if facts is None else facts)  # fmt: skip
     st.session_state[_DATASET] = changed
@@ -209,7 +297,7 @@ def update_table(
     _record("facts", user, table.identity, name=short(changed.name), unit=unit, bounds=len(declared.bounds),
             categories=len(declared.categories))  # fmt: skip
     ws = workspace()
-    if _try(lambda: ws.table(table.identity)) is not None:
+    if persist and _try(lambda: ws.table(table.identity)) is not None:
         _try(lambda: (ws.update(table.identity, name=changed.name, facts=changed.facts),
                       ws.set_active(table.identity)))  # fmt: skip
     return changed
@@ -221,12 +309,14 @@ def restore(stored: StoredTable) -> ActiveTable:
     declared for it.
 
     Raises:
+        AccessDenied: the person has no role on it (it is made the workspace's active table only by an
+            owner).
         DPDashError: the stored file cannot be read, the source cannot be opened (a PostgreSQL password is
             never kept: connect again), or it no longer gives the same table.
     """
+    persist = check(_stored_ref(stored), Action.OPEN) is Role.OWNER
     if stored.example is not None:
-        table = use_example(stored.example)
-        return table
+        return _use_example(stored.example, persist=persist)
     if stored.connection is not None:
         try:
             source = stored.connection.open()
@@ -242,7 +332,7 @@ def restore(stored: StoredTable) -> ActiveTable:
                 "files, columns or row count): connect it again on the Data page; a changed table is checked "
                 "against the budgets in the ledger there"
             )
-        return use_connection(stored.connection, source)
+        return _use_connection(stored.connection, source, identity=stored.identity, persist=persist)
     loaded = load_table(workspace().source_bytes(stored.identity), stored.filename)
     if fingerprint(loaded.data) != stored.identity:
         raise DPDashError(
@@ -252,9 +342,9 @@ def restore(stored: StoredTable) -> ActiveTable:
     data = loaded.data
     for column, kind in stored.coercions:
         data = coerce_column(data, column, kind, drop_invalid=stored.lossy)
-    return use_table(
+    return _use_table(
         stored.name, f"upload '{stored.filename}'", data, stored.facts, identity=stored.identity,
-        coercions=stored.coercions, lossy=stored.lossy,
+        coercions=stored.coercions, lossy=stored.lossy, persist=persist,
     )  # fmt: skip
 
 
@@ -284,7 +374,8 @@ def workspace_notices() -> list[str]:
 
 
 def forget(table: ActiveTable) -> bool:
-    """Delete the table's files from the workspace (its budget history stays in the ledger)."""
+    """Delete the table's files from the workspace (its budget history stays in the ledger). Owners only."""
+    check(dataset_ref(table), Action.LOAD)
     return bool(_try(lambda: workspace().forget(table.identity)))
 
 
@@ -304,10 +395,13 @@ def ledger() -> Ledger:
 
 
 def ledger_session() -> Session:
-    """This browser session's entry in the ledger (releases are attributed to it)."""
+    """This browser session's entry in the ledger (releases are attributed to it, and to the signed-in
+    person it names)."""
     session = st.session_state.get(_SESSION)
     if session is None:
-        session = ledger().start_session("dpdash app")
+        user = auth.current_user()
+        who = "" if user is None or user.local else f": {user.label}"
+        session = ledger().start_session(f"dpdash app{who}")
         st.session_state[_SESSION] = session
     return session
 
@@ -351,7 +445,9 @@ def aligned_table() -> tuple[ActiveTable, bool]:
     locked = recorded_unit(table)
     if locked is None or locked.unit == table.facts.unit:
         return table, False
-    return update_table(table, facts=with_unit(table.facts, locked.unit)), True
+    # The ledger's unit is the one in force for everyone; only an owner's session writes it back.
+    owner = role(dataset_ref(table)) is Role.OWNER
+    return _update_table(table, facts=with_unit(table.facts, locked.unit), persist=owner), True
 
 
 def widget_suffix(table: ActiveTable) -> str:
@@ -369,7 +465,9 @@ def budget_status(table: ActiveTable) -> BudgetStatus | None:
 
 def evaluate(table: ActiveTable, query: Query) -> Evaluation:
     """The query's true answer and report on the table (NOT PRIVATE), computed once per (table, query)
-    and kept in this session only: reruns that change ε or the mechanism do not rescan the table."""
+    and kept in this session only: reruns that change ε or the mechanism do not rescan the table. For
+    owners only (``AccessDenied``)."""
+    check(dataset_ref(table), Action.SEE_TRUTH)
     cache: dict[tuple[str, str], Evaluation] = st.session_state.setdefault(_EVALUATIONS, {})
     key = (table.fingerprint, repr(query.to_dict()))
     if key not in cache:
@@ -377,3 +475,124 @@ def evaluate(table: ActiveTable, query: Query) -> Evaluation:
             cache.pop(next(iter(cache)))
         cache[key] = evaluate_in_engine(query, table.queryable)
     return cache[key]
+
+
+# ---- roles: checked where what they guard is produced ------------------------------------------------
+def _ref(identity: str, name: str) -> DatasetRef:
+    """A table as the roles file sees it; the ledger is read only with sign-in (the one local owner owns
+    every table)."""
+    if not auth.sign_in_on():
+        return DatasetRef((identity,), (name,))
+    record = ledger().find_dataset(identity)
+    if record is None:
+        return DatasetRef((identity,), (name,))
+    # Once budgeted, the budget's name (set by an owner, kept in the append-only ledger) is the one matched.
+    return DatasetRef((identity, record.fingerprint), (record.name,))
+
+
+def dataset_ref(table: ActiveTable) -> DatasetRef:
+    """The active table as the roles file sees it: its fingerprints and its name."""
+    return _ref(table.identity, table.name)
+
+
+def _stored_ref(stored: StoredTable) -> DatasetRef:
+    return _ref(stored.identity, stored.name)
+
+
+def role(ref: DatasetRef | None) -> Role | None:
+    """The current person's role on a table (``None``: none; ``ref`` ``None``: a table not loaded yet)."""
+    return auth.role_of(ref)
+
+
+def dataset_role(record: Dataset) -> Role | None:
+    """The current person's role on a budgeted dataset of the ledger (its fingerprint and name)."""
+    if not auth.sign_in_on():
+        return role(None)
+    return role(DatasetRef((record.fingerprint,), (record.name,)))
+
+
+def table_role(table: ActiveTable) -> Role | None:
+    """The current person's role on ``table``."""
+    return role(dataset_ref(table))
+
+
+def check(ref: DatasetRef | None, action: Action) -> Role:
+    """The current person's role on a table if it allows ``action``, else ``AccessDenied``."""
+    return auth.check(action, ref)
+
+
+def check_new(action: Action) -> Role:
+    """``check`` for a table not loaded yet (the roles file's top level)."""
+    return auth.check(action, None)
+
+
+def allowed(table: ActiveTable, action: Action) -> bool:
+    """Whether the current person's role on ``table`` allows ``action`` (to choose what to draw; the code
+    that does it checks again)."""
+    try:
+        check(dataset_ref(table), action)
+    except AccessDenied:
+        return False
+    return True
+
+
+def may_load() -> bool:
+    """Whether the current person may load or connect a new table."""
+    try:
+        check_new(Action.LOAD)
+    except AccessDenied:
+        return False
+    return True
+
+
+def sample_rows(table: ActiveTable, n: int = SAMPLE_ROWS) -> pd.DataFrame:
+    """The table's first ``n`` rows (NOT PRIVATE: for owners only, ``AccessDenied``)."""
+    check(dataset_ref(table), Action.SEE_TRUTH)
+    return table.data.head(n)
+
+
+def table_rows(table: ActiveTable) -> pd.DataFrame:
+    """Every row of an in-memory table (the audit of a query on it; NOT PRIVATE: owners only)."""
+    check(dataset_ref(table), Action.SEE_TRUTH)
+    return table.data
+
+
+def row_count(table: ActiveTable) -> int | None:
+    """The table's number of rows for an owner; ``None`` for anyone else (a count is a true answer), and
+    when the role cannot be read (the ledger's problem is shown where it is read)."""
+    try:
+        return table.rows if allowed(table, Action.SEE_TRUTH) else None
+    except DPDashError:
+        return None
+
+
+def owner_ledger(table: ActiveTable, action: Action = Action.BUDGET) -> Ledger:
+    """The ledger, for a change to its records about ``table`` (a budget, a version, a unit, an import, a
+    trusted key) that the current person's role must allow (``AccessDenied``)."""
+    check(dataset_ref(table), action)
+    return ledger()
+
+
+def draw_release(
+    table: ActiveTable,
+    query: Query,
+    mechanism: type,
+    *,
+    epsilon: float,
+    delta: float | None,
+    confidence: float,
+    postprocess: list[str] | tuple[str, ...],
+) -> Release:
+    """``dpdash.release.release`` on the table: the true answer and its noise, drawn (nothing recorded
+    yet: see ``record_release``). For owners only (``AccessDenied``)."""
+    check(dataset_ref(table), Action.RELEASE)
+    return release(query, mechanism, table.queryable, epsilon=epsilon, delta=delta, confidence=confidence,
+                   postprocess=postprocess, identity=table.identity)  # fmt: skip
+
+
+def record_release(table: ActiveTable, record: Dataset, result: Release, request_id: str) -> list[Entry]:
+    """Spend ``result`` from the table's budget in the ledger under ``request_id`` (sent again, it spends
+    once), attributed to this session. For owners only (``AccessDenied``): the one path to a spend."""
+    check(dataset_ref(table), Action.RELEASE)
+    return ledger().spend_release(record, result, session=ledger_session(), request_id=request_id,
+                                  user=acting_user())  # fmt: skip

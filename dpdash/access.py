@@ -1,0 +1,492 @@
+"""Who may do what with which table: roles per dataset, read from a roles file.
+
+A served dpdash (sign-in on: ``.streamlit/secrets.toml`` has an ``[auth]`` section) gives every signed-in
+person a **role** on each table, from the roles file named by ``$DPDASH_ROLES`` (TOML):
+
+- ``owner``: loads or connects tables, declares their public facts, sets budgets, previews with the true
+  values, makes releases and approves (or declines) the releases analysts request;
+- ``analyst``: sees the schema and the public facts, previews accuracy without any true value (no true
+  value marked, no sample rows, no clipping figures) and requests releases;
+- ``viewer``: sees the budget, what was released and the stakeholder reports, read-only.
+
+Without sign-in there is one person, the local owner (``LOCAL_OWNER``, ``AccessPolicy.single_owner()``).
+
+The file::
+
+    groups_claim = "groups"            # the ID token's claim listing a person's groups (default "groups")
+    default = "viewer"                 # anyone signed in, on tables without a rule of their own
+
+    [users]                            # an email (used only if the provider has not said it is unverified)
+    "alice@example.org" = "owner"      # or "sub:<subject>", the provider's stable id for the person
+    "sub:248289761001" = "analyst"
+
+    [groups]
+    "dp-analysts" = "analyst"
+
+    [[datasets]]                       # one table: by fingerprint (as the Data page shows it), or by name
+    fingerprint = "sha256:3f1c..."
+    default = "none"                   # nobody else, whatever the top level says
+    users = { "bob@example.org" = "analyst" }
+    groups = { "clinic-owners" = "owner" }
+
+A role is ``"owner"``, ``"analyst"``, ``"viewer"`` or ``"none"`` (no access). How a person's role on a table
+is found, the first that says something deciding:
+
+1. the table's own rule, if one matches (first by fingerprint: the table's, then its budget's; otherwise by
+   name): the person by subject, then by email; else the highest role among their groups; else the rule's
+   ``default``, if it has one;
+2. the top level, in the same order: users, groups, ``default``; with none of them, no access.
+
+Names are matched exactly, never by resemblance: emails ignore the case of ASCII letters only (the Kelvin
+sign U+212A is not a "k"), groups and subjects are matched as written, table names after Unicode NFC. An
+entry with invisible or control characters (zero-width spaces, right-to-left overrides, line breaks) or
+surrounding spaces is refused when the file is read, so it cannot silently match nothing or look like
+another name. A table's name is chosen by its owners, so a name rule can be taken by any table an owner
+names so; a fingerprint rule cannot.
+
+>>> policy = AccessPolicy.from_toml('default = "viewer"\\n[users]\\n"ann@example.org" = "owner"\\n')
+>>> table = DatasetRef(fingerprints=("sha256:" + "ab" * 32,), names=("survey",))
+>>> policy.role_for(User(subject="1", email="Ann@Example.org"), table)
+<Role.OWNER: 'owner'>
+>>> policy.role_for(User(subject="2", email="bob@example.org"), table)
+<Role.VIEWER: 'viewer'>
+>>> policy.check(User(subject="2", email="bob@example.org"), Action.RELEASE, table)
+Traceback (most recent call last):
+...
+dpdash.errors.AccessDenied: bob@example.org is a viewer on 'survey' and may not make, approve or decline \
+a release: that is for owners of the table. Ask an owner of dpdash to change the roles file if you need it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from dpdash.errors import AccessDenied, RolesFileError
+
+__all__ = [
+    "LOCAL_OWNER",
+    "PERMISSIONS",
+    "ROLES_ENV",
+    "AccessPolicy",
+    "Action",
+    "DatasetRef",
+    "DatasetRule",
+    "Grants",
+    "Role",
+    "User",
+    "policy_path",
+    "require",
+]
+
+#: The environment variable naming the roles file.
+ROLES_ENV = "DPDASH_ROLES"
+#: The largest roles file read (a few thousand entries fit easily).
+MAX_ROLES_BYTES = 1_000_000
+_NONE = "none"
+
+
+class Role(StrEnum):
+    """A person's role on one table (see the module docstring for what each may do)."""
+
+    OWNER = "owner"
+    ANALYST = "analyst"
+    VIEWER = "viewer"
+
+    @property
+    def rank(self) -> int:
+        """3 for an owner, 2 for an analyst, 1 for a viewer: the highest of several group roles wins."""
+        return {"owner": 3, "analyst": 2, "viewer": 1}[self.value]
+
+    @property
+    def article(self) -> str:
+        return "an" if self is Role.OWNER or self is Role.ANALYST else "a"
+
+
+class Action(StrEnum):
+    """What a person asks to do; its value says it in words (for messages)."""
+
+    OPEN = "see the budget and what was released"
+    PREVIEW = "see the schema and preview accuracy"
+    REQUEST = "request a release"
+    LOAD = "load or connect a table"
+    DECLARE = "declare public facts"
+    BUDGET = "set a budget or change the ledger's records"
+    SEE_TRUTH = "see true values (sample rows, true answers, the data report)"
+    RELEASE = "make, approve or decline a release"
+
+
+#: What each role may do. Everything that spends budget or shows a true value is the owner's alone.
+PERMISSIONS: Mapping[Role, frozenset[Action]] = {
+    Role.OWNER: frozenset(Action),
+    Role.ANALYST: frozenset({Action.OPEN, Action.PREVIEW, Action.REQUEST}),
+    Role.VIEWER: frozenset({Action.OPEN}),
+}
+
+
+def _least_role(action: Action) -> Role:
+    """The lowest role allowed ``action`` (for the message that refuses it)."""
+    return min((role for role, allowed in PERMISSIONS.items() if action in allowed), key=lambda r: r.rank)
+
+
+# ---- people and tables ------------------------------------------------------------------------------
+def _ascii_lower(text: str) -> str:
+    """Lower-case A-Z only: ``str.lower`` would turn the Kelvin sign (U+212A) into a "k"."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    """A claim that lists names: a list of strings (anything else in it is left out), or one string."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple):
+        return tuple(item for item in value if isinstance(item, str))
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """A signed-in person, from the identity provider's ID token, or the local owner.
+
+    ``subject`` is the provider's stable id (the ``sub`` claim); ``email`` counts for roles only if
+    ``email_verified`` (a provider that says ``email_verified: false`` has not checked it); ``groups`` are
+    the names the groups claim lists.
+    """
+
+    subject: str
+    email: str | None = None
+    email_verified: bool = True
+    groups: tuple[str, ...] = ()
+    name: str = ""
+    local: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.subject, str) or not self.subject:
+            raise AccessDenied("a signed-in person needs a subject (the ID token's 'sub' claim); none given")
+        if self.email is not None and not isinstance(self.email, str):
+            raise AccessDenied(f"the ID token's email must be text, got {type(self.email).__name__}")
+        object.__setattr__(self, "groups", tuple(self.groups))
+
+    @classmethod
+    def from_claims(cls, claims: Mapping[str, Any], *, groups_claim: str = "groups") -> User:
+        """The person an ID token's claims (``st.user``) describe.
+
+        Raises:
+            AccessDenied: the claims have no subject.
+        """
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject:
+            raise AccessDenied("the identity provider gave no subject ('sub' claim) for this sign-in")
+        email = claims.get("email")
+        verified = claims.get("email_verified", True)
+        # Only an explicit "not verified" (False, or the text "false" some providers send) counts.
+        unverified = verified is False or (isinstance(verified, str) and verified.lower() == "false")
+        return cls(
+            subject=subject,
+            email=email if isinstance(email, str) and email else None,
+            email_verified=not unverified,
+            groups=_strings(claims.get(groups_claim)),
+            name=claims.get("name") if isinstance(claims.get("name"), str) else "",
+        )
+
+    @property
+    def label(self) -> str:
+        """How messages and the ledger's session name the person: the email, else the subject."""
+        if self.local:
+            return "the local owner"
+        return self.email or f"subject {self.subject}"
+
+
+#: The one person of a dpdash without sign-in: the owner of every table.
+LOCAL_OWNER = User(subject="local", name="local owner", local=True)
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRef:
+    """A table as roles see it: its fingerprints (its own identity first, then its budget's, for a new
+    version of budgeted people) and its names (the budget's name once one is set, else the table's)."""
+
+    fingerprints: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fingerprints", tuple(f for f in self.fingerprints if isinstance(f, str)))
+        object.__setattr__(self, "names", tuple(n for n in self.names if isinstance(n, str)))
+
+    @property
+    def label(self) -> str:
+        if self.names:
+            return repr(self.names[0])
+        if self.fingerprints:
+            return f"the table {self.fingerprints[0][:19]}…"
+        return "a new table"
+
+
+# ---- the policy -----------------------------------------------------------------------------------
+def _check_name(text: object, what: str, where: str) -> str:
+    """``text`` as a name the file may use: non-empty text, no surrounding spaces, no invisible or control
+    characters (they would match nothing while looking like another name)."""
+    if not isinstance(text, str):
+        raise RolesFileError(f"{where}: {what} must be text, got {text!r}")
+    if not text or text != text.strip():
+        raise RolesFileError(f"{where}: {what} {text!r} is empty or has spaces around it")
+    for character in text:
+        if unicodedata.category(character) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            raise RolesFileError(
+                f"{where}: {what} {text!r} holds an invisible or control character "
+                f"(U+{ord(character):04X}); write the name without it"
+            )
+    return text
+
+
+def _role(value: object, where: str) -> Role | None:
+    if value == _NONE:
+        return None
+    if isinstance(value, str) and value in Role.__members__.values():
+        return Role(value)
+    choices = ", ".join(repr(v) for v in (*(r.value for r in Role), _NONE))
+    raise RolesFileError(f"{where}: the role must be one of {choices}, got {value!r}")
+
+
+def _user_key(key: str, where: str) -> str:
+    """A ``[users]`` key as matched: ``sub:<subject>`` as written, an email with ASCII letters lower-cased."""
+    key = _check_name(key, "the user", where)
+    if key.startswith("sub:"):
+        if len(key) == 4:
+            raise RolesFileError(f"{where}: 'sub:' needs the subject after it")
+        return key
+    local, at, domain = key.rpartition("@")
+    if not at or not local or not domain or any(c.isspace() for c in key):
+        raise RolesFileError(
+            f"{where}: the user {key!r} is neither an email (name@domain) nor a subject ('sub:<subject>')"
+        )
+    return _ascii_lower(key)
+
+
+@dataclass(frozen=True, slots=True)
+class Grants:
+    """One block of a roles file (the top level, or a ``[[datasets]]`` entry): roles by person (matching
+    keys: ``sub:<subject>`` or an email with ASCII letters lower-cased) and by group, and the default if
+    ``default_set``. A role of ``None`` is the file's ``"none"``: no access."""
+
+    users: tuple[tuple[str, Role | None], ...] = ()
+    groups: tuple[tuple[str, Role | None], ...] = ()
+    default: Role | None = None
+    default_set: bool = False
+
+    @classmethod
+    def from_table(cls, data: Mapping[str, Any], where: str, extra: Iterable[str] = ()) -> Grants:
+        known = {"users", "groups", "default", *extra}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RolesFileError(
+                f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}"
+            )
+        users: dict[str, Role | None] = {}
+        for key, value in _mapping(data.get("users", {}), f"{where}: users").items():
+            matched = _user_key(key, f"{where}, users")
+            if matched in users:
+                raise RolesFileError(f"{where}, users: {key!r} is listed twice (emails ignore ASCII case)")
+            users[matched] = _role(value, f"{where}, users, {key!r}")
+        groups = {
+            _check_name(key, "the group", f"{where}, groups"): _role(value, f"{where}, groups, {key!r}")
+            for key, value in _mapping(data.get("groups", {}), f"{where}: groups").items()
+        }
+        default_set = "default" in data
+        default = _role(data["default"], f"{where}, default") if default_set else None
+        return cls(tuple(users.items()), tuple(groups.items()), default, default_set)
+
+    def decide(self, user: User) -> tuple[bool, Role | None]:
+        """(whether this block says something about ``user``, the role it gives: ``None`` for none)."""
+        users = dict(self.users)
+        if f"sub:{user.subject}" in users:
+            return True, users[f"sub:{user.subject}"]
+        email = None if user.email is None or not user.email_verified else _ascii_lower(user.email)
+        # "sub:" keys match subjects only, never an email claim that starts so
+        if email is not None and not email.startswith("sub:") and email in users:
+            return True, users[email]
+        granted = [role for group, role in self.groups if group in user.groups]
+        if granted:
+            roles = [role for role in granted if role is not None]
+            # "none" for a group takes nothing away from the person's other groups; only none at all is none.
+            return True, max(roles, key=lambda r: r.rank) if roles else None
+        if self.default_set:
+            return True, self.default
+        return False, None
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RolesFileError(f"{where} must be a table of name = role, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRule:
+    """A ``[[datasets]]`` entry: one table, by fingerprint or by name, and its grants."""
+
+    grants: Grants
+    fingerprint: str | None = None
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.fingerprint is None) == (self.name is None):
+            raise RolesFileError("a [[datasets]] entry names its table by fingerprint or by name (one)")
+
+
+@dataclass(frozen=True, slots=True)
+class AccessPolicy:
+    """Roles per table (see the module docstring); ``source`` says where they were read from."""
+
+    grants: Grants = field(default_factory=Grants)
+    datasets: tuple[DatasetRule, ...] = ()
+    groups_claim: str = "groups"
+    source: str = ""
+
+    @classmethod
+    def single_owner(cls) -> AccessPolicy:
+        """dpdash without sign-in: one person, the owner of every table."""
+        return cls(grants=Grants(default=Role.OWNER, default_set=True), source="no sign-in: one local owner")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "the roles file") -> AccessPolicy:
+        """The policy a parsed roles file states.
+
+        Raises:
+            RolesFileError: an unknown key, a role that is not one, a name with invisible characters, a
+                table named twice, an entry naming its table both ways or neither.
+        """
+        if not isinstance(data, Mapping):
+            raise RolesFileError(f"{source}: expected a TOML table, got {type(data).__name__}")
+        grants = Grants.from_table(data, source, extra=("datasets", "groups_claim"))
+        claim = _check_name(data.get("groups_claim", "groups"), "groups_claim", source)
+        entries = data.get("datasets", [])
+        if not isinstance(entries, list):
+            raise RolesFileError(f"{source}: datasets must be written [[datasets]] (a list of tables)")
+        rules: list[DatasetRule] = []
+        seen: set[tuple[str, str]] = set()
+        for number, entry in enumerate(entries, start=1):
+            where = f"{source}, [[datasets]] entry {number}"
+            if not isinstance(entry, Mapping):
+                raise RolesFileError(f"{where} must be a table")
+            fingerprint = entry.get("fingerprint")
+            name = entry.get("name")
+            if (fingerprint is None) == (name is None):
+                raise RolesFileError(f"{where}: name its table by 'fingerprint' or by 'name' (one of them)")
+            if fingerprint is not None:
+                fingerprint = _check_name(fingerprint, "fingerprint", where)
+                if not fingerprint.startswith("sha256:") or len(fingerprint) < 7 + 16:
+                    raise RolesFileError(
+                        f"{where}: a fingerprint reads 'sha256:<hex digits>', got {fingerprint!r}"
+                    )
+                fingerprint = fingerprint.lower()
+                key = ("fingerprint", fingerprint)
+            else:
+                name = unicodedata.normalize("NFC", _check_name(name, "name", where))
+                key = ("name", name)
+            if key in seen:
+                raise RolesFileError(f"{where}: the table {key[1]!r} has an entry already")
+            seen.add(key)
+            rule_grants = Grants.from_table(entry, where, extra=("fingerprint", "name"))
+            rules.append(DatasetRule(rule_grants, fingerprint=fingerprint, name=name))
+        return cls(grants=grants, datasets=tuple(rules), groups_claim=claim, source=source)
+
+    @classmethod
+    def from_toml(cls, text: str, source: str = "the roles file") -> AccessPolicy:
+        """The policy a roles file's text states (``RolesFileError`` for bad TOML, naming the line)."""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise RolesFileError(f"{source} is not valid TOML: {error}") from None
+        return cls.from_dict(data, source)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> AccessPolicy:
+        """The policy of the roles file at ``path`` (UTF-8 TOML, at most ``MAX_ROLES_BYTES``)."""
+        where = str(path)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_ROLES_BYTES + 1)
+        except OSError as error:
+            raise RolesFileError(
+                f"the roles file {where} cannot be read ({error.strerror or error}); set {ROLES_ENV} to the "
+                "path of a roles file dpdash can read"
+            ) from None
+        if len(raw) > MAX_ROLES_BYTES:
+            raise RolesFileError(f"the roles file {where} is larger than {MAX_ROLES_BYTES:,} bytes")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RolesFileError(f"the roles file {where} is not UTF-8 text") from None
+        return cls.from_toml(text, source=where)
+
+    def rule_for(self, dataset: DatasetRef) -> DatasetRule | None:
+        """The table's own rule: by fingerprint (its own, then its budget's), else by name; or ``None``."""
+        for fingerprint in dataset.fingerprints:
+            for rule in self.datasets:
+                if rule.fingerprint is not None and rule.fingerprint == fingerprint.lower():
+                    return rule
+        names = [unicodedata.normalize("NFC", name) for name in dataset.names]
+        for name in names:
+            for rule in self.datasets:
+                if rule.name is not None and rule.name == name:
+                    return rule
+        return None
+
+    def role_for(self, user: User, dataset: DatasetRef | None) -> Role | None:
+        """``user``'s role on ``dataset`` (``None``: a table not loaded yet, where only the top level
+        counts), or ``None`` for no access."""
+        if dataset is not None:
+            rule = self.rule_for(dataset)
+            if rule is not None:
+                decided, role = rule.grants.decide(user)
+                if decided:
+                    return role
+        return self.grants.decide(user)[1]
+
+    def check(self, user: User, action: Action, dataset: DatasetRef | None) -> Role:
+        """``user``'s role on ``dataset`` if it allows ``action``; else ``AccessDenied`` naming who, what
+        and why."""
+        role = self.role_for(user, dataset)
+        require(role, action, user=user, dataset=dataset)
+        assert role is not None
+        return role
+
+
+def require(role: Role | None, action: Action, *, user: User, dataset: DatasetRef | None = None) -> None:
+    """Nothing if ``role`` allows ``action``; else ``AccessDenied`` saying who asked, for what and why.
+
+    >>> require(Role.ANALYST, Action.PREVIEW, user=User(subject="x"))
+    >>> require(None, Action.OPEN, user=User(subject="x"))
+    Traceback (most recent call last):
+    ...
+    dpdash.errors.AccessDenied: subject x has no role on a new table and may not see the budget and what \
+was released. Ask an owner of dpdash to change the roles file if you need it.
+    """
+    if role is not None and action in PERMISSIONS[role]:
+        return
+    what = "a new table" if dataset is None else dataset.label
+    ask = " Ask an owner of dpdash to change the roles file if you need it."
+    if role is None:
+        raise AccessDenied(f"{user.label} has no role on {what} and may not {action.value}.{ask}")
+    least = _least_role(action)
+    whose = "owners" if least is Role.OWNER else f"{least.value}s and above"
+    raise AccessDenied(
+        f"{user.label} is {role.article} {role.value} on {what} and may not {action.value}: that is for "
+        f"{whose} of the table.{ask}"
+    )
+
+
+def policy_path() -> Path | None:
+    """The roles file ``$DPDASH_ROLES`` names, or ``None`` when it is unset."""
+    configured = os.environ.get(ROLES_ENV, "").strip()
+    return Path(configured).expanduser() if configured else None
