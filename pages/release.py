@@ -204,7 +204,7 @@ if not fits:
     )
 if not owner:  # an analyst requests; an owner approves or declines (ui/requests.py)
     if fits:
-        request_form(table, query, mechanism, epsilon=epsilon, delta=delta, confidence=confidence,
+        request_form(table, record, query, mechanism, epsilon=epsilon, delta=delta, confidence=confidence,
                      steps=steps)  # fmt: skip
     request_list(table, record)
     st.stop()

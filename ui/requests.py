@@ -1,7 +1,9 @@
-"""Release requests on the Query & release page: an analyst requests a release, an owner approves it (their
-ordinary release of exactly that request: ``ui.state.draw_release`` and ``record_release``, under the
-request's idempotency key) or declines it with a reason. The requests are kept in the workspace
-(``dpdash.release_requests``); each step checks the role where it acts.
+"""Release requests on the Query & release page: an analyst requests a release, an owner approves it
+(``Ledger.decide_request``, then their ordinary release of exactly that request: ``ui.state.draw_release``
+and ``record_release`` under the request's uid, which the ledger records at most once and only as the
+release approved) or declines it with a reason. The requests are kept in the ledger
+(``Ledger.request_release``; ``dpdash.accounting.release_requests``), so every app server sharing a
+ledger sees them; each step checks the role where it acts.
 """
 
 from __future__ import annotations
@@ -13,35 +15,28 @@ import pandas as pd
 import streamlit as st
 
 from dpdash.access import Action
-from dpdash.accounting import Dataset, event_for, get_accountant, running
+from dpdash.accounting import Dataset, RequestRecord, event_for, get_accountant, running
 from dpdash.errors import DPDashError, LedgerError
 from dpdash.queries import Query, SelectionQuery, query_from_dict
 from dpdash.release import MECHANISMS, Release, calibrate, describe_postprocessing, mechanism_class
-from dpdash.release_requests import ReleaseRequest, RequestStore
-from ui import auth
 from ui.state import (
     ActiveTable,
+    acting_user,
     check,
     dataset_ref,
     draw_release,
     evaluate,
     ledger,
     record_release,
-    workspace,
 )
 from ui.text import md
 
-__all__ = ["owner_requests", "request_form", "request_list", "request_store", "spending"]
+__all__ = ["owner_requests", "request_form", "request_list", "spending"]
 
 _KEY = {cls: key for key, cls in MECHANISMS.items()}
 _CONFIRMING = "requests_confirming"  # the uid of the request whose approval is being confirmed
 _DRAWN = "requests_drawn"  # uid → the release drawn for it, kept until the ledger has recorded it
 _DONE = "requests_done"  # (uid, release) of the approval just made, shown once
-
-
-def request_store() -> RequestStore:
-    """The requests of this workspace's tables (``<workspace>/requests``)."""
-    return RequestStore(workspace().path / "requests")
 
 
 def spending(
@@ -58,20 +53,26 @@ def spending(
     return pieces, [piece.mechanism for piece in pieces]
 
 
-def _describe(request: ReleaseRequest) -> str:
-    query = query_from_dict(dict(request.query))
-    steps = "; then ".join(describe_postprocessing(s) for s in request.postprocess) or "none"
-    delta = f", δ = {request.delta:g}" if request.delta else ""
-    note = f" Note: “{md(request.note)}”." if request.note.strip() else ""
+def _when(stamp: str | None) -> str:
+    return "?" if not stamp else f"{stamp[:19].replace('T', ' ')} UTC"
+
+
+def _describe(request: RequestRecord) -> str:
+    planned = request.request
+    query = query_from_dict(dict(planned["query"]))
+    steps = "; then ".join(describe_postprocessing(s) for s in planned["postprocess"]) or "none"
+    delta = f", δ = {planned['delta']:g}" if planned["delta"] else ""
+    note = f" Note: “{md(planned['note'])}”." if planned["note"].strip() else ""
     return (
-        f"**{md(query.name)}** with the {md(mechanism_class(request.mechanism).__name__)} mechanism, "
-        f"ε = {request.epsilon:g}{delta}, ± at {request.confidence:.0%}; post-processing: {md(steps)}. "
-        f"Asked by **{md(request.requested_by)}** on {request.requested_at[:19].replace('T', ' ')} UTC.{note}"
+        f"**{md(query.name)}** with the {md(mechanism_class(planned['mechanism']).__name__)} mechanism, "
+        f"ε = {planned['epsilon']:g}{delta}, ± at {planned['confidence']:.0%}; post-processing: {md(steps)}. "
+        f"Asked by **{md(request.requested_by)}** on {_when(request.requested_at)}.{note}"
     )
 
 
 def request_form(
     table: ActiveTable,
+    record: Dataset | None,
     query: Query,
     mechanism: type,
     *,
@@ -80,7 +81,13 @@ def request_form(
     confidence: float,
     steps: list[str],
 ) -> None:
-    """The analyst's "Request this release" (spends nothing; an owner decides)."""
+    """The analyst's "Request this release" (spends nothing; an owner decides). A request is kept in the
+    ledger with the table's budget: without one (``record`` ``None``) there is nothing to request from."""
+    if record is None:
+        st.info("Releases of this table cannot be requested yet: an owner has to set its privacy budget "
+                "first (a request is kept with the budget it would spend).",
+                icon=":material/lock:")  # fmt: skip
+        return
     with st.form("release_request_form", border=True, clear_on_submit=True):
         st.markdown("**Request this release.** It spends nothing now: an owner of the table sees the "
                     "request with the true values, and approves it (the release is then made and spends "
@@ -91,13 +98,11 @@ def request_form(
             return
     try:
         check(dataset_ref(table), Action.REQUEST)
-        user = auth.current_user()
-        assert user is not None  # check() refuses anyone not signed in
-        made = request_store().submit(
-            dataset=table.identity, table_name=table.name, query=query.to_dict(), mechanism=_KEY[mechanism],
-            epsilon=epsilon, delta=delta, confidence=confidence, postprocess=steps, requested_by=user.label,
-            note=note,
-        )  # fmt: skip
+        planned = {
+            "query": query.to_dict(), "mechanism": _KEY[mechanism], "epsilon": epsilon,
+            "delta": delta or None, "confidence": confidence, "postprocess": list(steps), "note": note,
+        }  # fmt: skip
+        made = ledger().request_release(record, planned, user=acting_user())
     except DPDashError as error:
         st.error(f"Not requested: {md(error)}", icon=":material/error:")
     else:
@@ -105,9 +110,16 @@ def request_form(
                    icon=":material/outgoing_mail:")  # fmt: skip
 
 
-def _released(record: Dataset, entry: str | None) -> Release | None:
-    published = ledger().published(record)
-    data = published.get(entry) if entry is not None else None
+def _released(record: Dataset, uid: str) -> Release | None:
+    """The values published for the request ``uid``: ``spend_release`` records the request's uid as the
+    release's request id, and its "release" action names the release's first entry, under which
+    ``published`` holds the release record."""
+    first = None
+    for action in ledger().actions(record):
+        if action.action == "release" and action.details.get("request_id") == uid:
+            first = action.details.get("first_entry")
+            break
+    data = ledger().published(record).get(first) if isinstance(first, str) else None
     return None if data is None else Release.from_dict(data)
 
 
@@ -119,46 +131,56 @@ def _show_release(result: Release, key: str) -> None:
 
 
 def request_list(table: ActiveTable, record: Dataset | None) -> None:
-    """Every request on this table with where it stands; an approved one with its released values."""
+    """Every request on this table with where it stands (``RequestRecord.status``); a released one with
+    its released values."""
+    if record is None:
+        return
     try:
-        found = request_store().requests(table.identity)
+        found = ledger().release_requests(record)
     except DPDashError as error:
         st.error(f"The requests cannot be read: {md(error)}", icon=":material/error:")
         return
     if not found:
         return
     st.markdown("**Requests on this table**")
-    for request, decision in reversed(found):
+    for request in reversed(found):
         with st.container(border=True, key=f"request_{request.uid}"):
             st.markdown(_describe(request))
-            if decision is None:
+            by, reason = md(request.decided_by or "?"), request.reason
+            if request.status == "pending":
                 st.caption(":material/hourglass_empty: Waiting for an owner.")
-            elif not decision.approved:
-                reason = f": “{md(decision.reason)}”" if decision.reason.strip() else ""
-                st.caption(f":material/block: Declined by {md(decision.by)}{reason}.")
+            elif request.status == "declined":
+                why = f": “{md(reason)}”" if reason.strip() else ""
+                st.caption(f":material/block: Declined by {by}{why}.")
+            elif request.status == "approved":
+                st.caption(f":material/schedule: Approved by {by} on {_when(request.decided_at)}; not "
+                           "released yet.")  # fmt: skip
             else:
-                st.caption(f":material/verified: Approved and released by {md(decision.by)} on "
-                           f"{decision.at[:19].replace('T', ' ')} UTC.")  # fmt: skip
-                result = None if record is None else _released(record, decision.entry)
+                st.caption(f":material/verified: Approved and released by {by} on "
+                           f"{_when(request.decided_at)}.")  # fmt: skip
+                try:
+                    result = _released(record, request.uid)
+                except DPDashError as error:
+                    st.caption(f"The released values cannot be read: {md(error)}")
+                    continue
                 if result is not None:
                     _show_release(result, key=f"request_result_{request.uid}")
 
 
 def owner_requests(table: ActiveTable, record: Dataset) -> None:
-    """The owner's list of requests waiting on this table: approve (a release, confirmed first) or decline."""
+    """The owner's list of requests waiting on this table: approve (a release, confirmed first) or decline;
+    and those approved whose release was not made (it did not fit the budget then): release them."""
     try:
-        waiting = [r for r, d in request_store().requests(table.identity) if d is None]
+        waiting = [r for r in ledger().release_requests(record) if r.status in ("pending", "approved")]
     except DPDashError as error:
         st.error(f"The requests cannot be read: {md(error)}", icon=":material/error:")
         return
     done = st.session_state.pop(_DONE, None)
     if done is not None:
-        uid, result, problem = done
+        uid, result = done
         with st.container(border=True, key=f"request_done_{uid}"):
             st.markdown(f"#### :material/verified: Request approved and released · {md(result.query_name)}")
             _show_release(result, key=f"request_done_result_{uid}")
-            if problem:
-                st.warning(md(problem), icon=":material/warning:")
     if not waiting:
         return
     st.subheader(f"Release requests waiting for you ({len(waiting)})")
@@ -170,13 +192,19 @@ def owner_requests(table: ActiveTable, record: Dataset) -> None:
 
 
 def _one_request(
-    table: ActiveTable, record: Dataset, request: ReleaseRequest, keeper: Any, history: Any
+    table: ActiveTable, record: Dataset, request: RequestRecord, keeper: Any, history: Any
 ) -> None:
     st.markdown(_describe(request))
+    planned = request.request
+    approved = request.status == "approved"
+    if approved:
+        st.caption(f":material/schedule: Approved by {md(request.decided_by or '?')} on "
+                   f"{_when(request.decided_at)}, but not released yet (it did not fit the budget "
+                   "then).")  # fmt: skip
     try:
-        query = query_from_dict(dict(request.query))
-        mechanism = mechanism_class(request.mechanism)
-        _, spent = spending(query, mechanism, table, epsilon=request.epsilon, delta=request.delta)
+        query = query_from_dict(dict(planned["query"]))
+        mechanism = mechanism_class(planned["mechanism"])
+        _, spent = spending(query, mechanism, table, epsilon=planned["epsilon"], delta=planned["delta"])
         events = [event_for(m, query=query.name) for m in spent]
     except DPDashError as error:
         st.error(f"This request cannot be released as asked: {md(error)}", icon=":material/error:")
@@ -185,21 +213,30 @@ def _one_request(
         _true_answer(table, query)
         after = running.epsilon(keeper, history, events, record.budget.delta)
         fits = after <= record.budget.epsilon * (1 + 1e-12)
-        st.caption(f"Approving it releases it now: spent ε would go to {after:.4g} of "
-                   f"{record.budget.epsilon:g} ({md(record.accountant)} accountant)."
+        doing = "Releasing it" if approved else "Approving it releases it now:"
+        st.caption(f"{doing} spent ε would go to {after:.4g} of {record.budget.epsilon:g} "
+                   f"({md(record.accountant)} accountant)."
                    + ("" if fits else " **It does not fit the remaining budget.**"))  # fmt: skip
     uid = request.uid
+    delta = f", δ = {planned['delta']:g}" if planned["delta"] else ""
+    cost = f"ε = {planned['epsilon']:g}{delta}"
     if st.session_state.get(_CONFIRMING) == uid and fits:
-        st.markdown(f"**Confirm: approve and release.** Cost: ε = {request.epsilon:g}"
-                    f"{f', δ = {request.delta:g}' if request.delta else ''}. **This cannot be undone:** the "
-                    "budget is spent, and the analyst sees the released values.")  # fmt: skip
+        st.markdown(f"**Confirm: {'release' if approved else 'approve and release'}.** Cost: {cost}. "
+                    "**This cannot be undone:** the budget is spent, and the analyst sees the released "
+                    "values.")  # fmt: skip
         go, cancel = st.columns(2)
         if cancel.button("Cancel", key=f"request_cancel_{uid}"):
             st.session_state.pop(_CONFIRMING, None)
             st.rerun()
-        if go.button("Approve: release now", type="primary", key=f"request_approve_confirm_{uid}"):
+        label = "Release now" if approved else "Approve: release now"
+        if go.button(label, type="primary", key=f"request_approve_confirm_{uid}"):
             st.session_state.pop(_CONFIRMING, None)
             _approve(table, record, request, query, mechanism)
+        return
+    if approved:
+        if fits and st.button("Release… (spends budget)", type="primary", key=f"request_approve_{uid}"):
+            st.session_state[_CONFIRMING] = uid
+            st.rerun()
         return
     left, right = st.columns(2)
     approve = "Approve and release… (spends budget)"
@@ -211,9 +248,7 @@ def _one_request(
         if st.button("Decline this request", key=f"request_decline_{uid}"):
             try:
                 check(dataset_ref(table), Action.RELEASE)
-                user = auth.current_user()
-                assert user is not None
-                request_store().decide(uid, approved=False, by=user.label, reason=reason)
+                ledger().decide_request(uid, False, user=acting_user(), reason=reason)
             except DPDashError as error:
                 st.error(f"Not declined: {md(error)}", icon=":material/error:")
             else:
@@ -235,32 +270,31 @@ def _true_answer(table: ActiveTable, query: Query) -> None:
 
 
 def _approve(
-    table: ActiveTable, record: Dataset, request: ReleaseRequest, query: Query, mechanism: type
+    table: ActiveTable, record: Dataset, request: RequestRecord, query: Query, mechanism: type
 ) -> None:
-    """The owner's release of the request, through the one release path; kept drawn until recorded."""
+    """The owner's approval (``decide_request``, unless the request is approved already: a release that
+    failed before) and then their release of the request, through the one release path, under the
+    request's uid; the draw is kept until the ledger has recorded it, so a retry sends the same values."""
+    planned = request.request
     drawn: dict[str, Release] = st.session_state.setdefault(_DRAWN, {})
     try:
+        check(dataset_ref(table), Action.RELEASE)
+        if request.status == "pending":
+            ledger().decide_request(request.uid, True, user=acting_user())
         result = drawn.get(request.uid)
         if result is None:
             result = draw_release(
-                table, query, mechanism, epsilon=request.epsilon, delta=request.delta or None,
-                confidence=request.confidence, postprocess=list(request.postprocess),
+                table, query, mechanism, epsilon=planned["epsilon"], delta=planned["delta"] or None,
+                confidence=planned["confidence"], postprocess=list(planned["postprocess"]),
             )  # fmt: skip
             drawn[request.uid] = result
-        entries = record_release(table, record, result, request.request_id)
+        entries = record_release(table, record, result, request_id=request.uid)
     except DPDashError as error:
         if not isinstance(error, LedgerError):  # refused for good: a new try draws anew
             drawn.pop(request.uid, None)
         st.error(f"Not released: {md(error)}", icon=":material/block:")
         return
     drawn.pop(request.uid, None)
-    recorded = _released(record, entries[0].uid) or result  # what the ledger holds is what is published
-    problem = ""
-    try:
-        user = auth.current_user()
-        by = user.label if user is not None else "?"
-        request_store().decide(request.uid, approved=True, by=by, entry=entries[0].uid)
-    except DPDashError as error:
-        problem = f"Released and recorded in the ledger, but the request's decision was not written: {error}"
-    st.session_state[_DONE] = (request.uid, recorded, problem)
+    data = ledger().published(record).get(entries[0].uid)  # what the ledger holds is what is published
+    st.session_state[_DONE] = (request.uid, result if data is None else Release.from_dict(data))
     st.rerun()

@@ -16,7 +16,7 @@ import pytest
 
 from dpdash import Laplace, release
 from dpdash.accounting import Budget, LaplaceEvent, Ledger, RequestRecord
-from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
+from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTypeError
 from dpdash.queries import Count, Mean
 from tests.accounting import workers
 from tests.accounting.test_ledger_contract import BACKENDS, FP, TABLE, make_location, race, register
@@ -79,8 +79,9 @@ def test_a_request_is_decided_once(ledger: Ledger) -> None:
     assert [r.status for r in ledger.release_requests(ds)] == ["approved", "declined"]
     assert log(ledger)[1:] == [("request", ANALYST)] * 2 + [("approve", OWNER), ("decline", OWNER)]
     assert ledger.actions(ds)[-1].details == {"request": second.uid, "reason": "too costly"}
-    with pytest.raises(ParameterError, match="no release request"):
-        ledger.decide_request("unknown", True, user=OWNER)
+    for unknown in ("unknown", "../../etc/passwd", "0" * 32):
+        with pytest.raises(ParameterError, match="no release request"):
+            ledger.decide_request(unknown, True, user=OWNER)
     with pytest.raises(ParameterTypeError, match="approve must be True or False"):
         ledger.decide_request(first.uid, "yes", user=OWNER)  # type: ignore[arg-type]
     with pytest.raises(ParameterError):
@@ -105,7 +106,10 @@ def test_only_the_approved_release_is_recorded_under_its_request(ledger: Ledger)
     assert [r.status for r in ledger.release_requests(ds)] == ["released"]
     assert ledger.release_requests(ds, "approved") == [] and ledger.entries(ds) == entries
     assert log(ledger)[1:] == [("request", ANALYST), ("approve", OWNER), ("release", OWNER)]
-    assert ledger.actions(ds)[-1].details["request_id"] == asked.uid
+    released = ledger.actions(ds)[-1].details
+    assert released["request_id"] == asked.uid and released["first_entry"] == entries[0].uid
+    # The released values, found by the request's uid (as the app's list shows them): what was published.
+    assert ledger.published(ds)[released["first_entry"]]["values"] == list(made.values)
     # A declined request, or another dataset's, cannot be released.
     declined = ledger.request_release(ds, PLANNED, user=ANALYST)
     ledger.decide_request(declined.uid, False, user=OWNER)
@@ -184,3 +188,37 @@ def test_count_requests_use_the_integer_mechanisms(ledger: Ledger) -> None:
     asked = ledger.request_release(ds, {"query": Count().to_dict(), "mechanism": "Geometric", "epsilon": 0.1,
                                         "postprocess": ["clamp_nonnegative"]}, user=ANALYST)  # fmt: skip
     assert asked.request["mechanism"] == "geometric" and asked.request["postprocess"] == ["clamp_nonnegative"]
+
+
+def test_a_request_reads_back_as_it_was_made(ledger: Ledger) -> None:
+    """Every part of the planned release is kept as asked (post-processing, confidence, note), each request
+    on its own dataset only, and a pending request's decision stays empty."""
+    ds = register(ledger)
+    steps = ["clamp_to_bounds", "round"]
+    planned = {**PLANNED, "confidence": 0.9, "postprocess": steps, "note": "for the “annual” report"}
+    asked = ledger.request_release(ds, planned, user=ANALYST)
+    (read,) = ledger.release_requests(ds)
+    assert read == asked and read.request["postprocess"] == steps and read.request["confidence"] == 0.9
+    assert read.request["note"] == "for the “annual” report"
+    assert (read.decided_by, read.decided_at, read.reason) == (None, None, "")
+    other = ledger.add_dataset(name="o", fingerprint="sha256:other", budget=Budget(1.0), accountant="basic")
+    assert ledger.release_requests(other) == []
+
+
+def test_an_unreadable_stored_request_is_a_message(tmp_path: Path) -> None:
+    """A request row that is not JSON (a damaged SQLite file) is a LedgerError naming it, not a crash."""
+    import sqlite3
+
+    path = tmp_path / "ledger.sqlite"
+    with Ledger(path) as ledger:
+        ledger.request_release(register(ledger), PLANNED, user=ANALYST)
+    bad = "f" * 32
+    with sqlite3.connect(path) as conn:  # the ledger is append-only: a damaged row is added, not changed
+        conn.execute(
+            "INSERT INTO release_requests (uid, dataset_id, request, requested_by, created_at) "
+            "SELECT ?, id, '{not json', 'x', '2026-01-01T00:00:00+00:00' FROM datasets",
+            (bad,),
+        )
+    conn.close()
+    with Ledger(path) as ledger, pytest.raises(LedgerError, match=f"unreadable release request {bad}"):
+        ledger.release_requests(FP)

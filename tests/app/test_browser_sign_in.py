@@ -10,7 +10,8 @@ on 127.0.0.1 only and are stopped by the test.
 - The owner sees the rows and the true values; the analyst's every websocket message (and every file the
   server sends after the page itself) is searched for the true answers and the rows: none is there. The
   same search finds them in the owner's messages, so it can fail.
-- The analyst requests a release, the owner approves it in the app, the analyst sees the released values.
+- The analyst requests a release (kept in the ledger), the owner approves it in the app (decided, then
+  released under the request's uid), the analyst sees the released values.
 - A viewer's session is sent the owner's own widget messages for a release, frame for frame: nothing is
   spent. The same frames sent into a second owner session do release (they are a working replay).
 - Streamlit's XSRF protection is on (sign-in switches it on): an upload without the token is refused.
@@ -260,6 +261,11 @@ def test_an_owner_and_an_analyst_sign_in_and_see_what_their_role_allows(
     bob.get_by_label("A note for the owner (optional: what it is for)").fill("annual report")
     bob.get_by_role("button", name="Request this release").click()
     expect(bob.get_by_text("Requested:")).to_be_visible()
+    ledger = Ledger(team.ledger)
+    (record,) = ledger.datasets()
+    (asked,) = ledger.release_requests(record)  # in the ledger every app server shares
+    assert (asked.status, asked.request["note"]) == ("pending", "annual report")
+    assert re.fullmatch(EMAIL.format("bob").replace("\u2060?", ""), asked.requested_by)
     bob.screenshot(path=screenshot_dir / "sign-in-analyst-request.png", full_page=True)
     for title, marker in (("Budget", "Every accountant, side by side"), ("Datasets", "Work on"),
                           ("Planner", "Planning spends nothing"), ("Audit", "Check a privacy claim"),
@@ -279,9 +285,10 @@ def test_an_owner_and_an_analyst_sign_in_and_see_what_their_role_allows(
     ann.get_by_role("button", name="Approve and release… (spends budget)").click()
     ann.get_by_role("button", name="Approve: release now").click()
     expect(ann.get_by_text("Request approved and released")).to_be_visible(timeout=60_000)
-    ledger = Ledger(team.ledger)
-    (record,) = ledger.datasets()
     assert ledger.status(record).entries == 1
+    (done,) = ledger.release_requests(record)
+    assert done.uid == asked.uid and done.status == "released"
+    assert [a.action for a in ledger.actions(record)][-3:] == ["request", "approve", "release"]
 
     # The analyst sees the released (noisy) values.
     go(bob, "Query & release", "Simulated preview · spends no budget")

@@ -18,10 +18,10 @@ from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Budget, Ledger, fingerprint
 from dpdash.datasets import PublicFacts
+from dpdash.errors import BudgetExceededError
 from dpdash.facts import Facts
 from dpdash.loading import load_table
 from dpdash.queries import Count, Sum
-from dpdash.release_requests import RequestStore
 from dpdash.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -251,11 +251,12 @@ def test_an_analyst_requests_and_an_owner_approves_through_the_release_path(
     bob.button(key="FormSubmitter:release_request_form-Request this release").click().run()
     assert not bob.exception
     assert "Requested:" in bob.success[0].value
-    (request, decision), = RequestStore(Path(os.environ["DPDASH_WORKSPACE"]) / "requests").requests()
-    assert decision is None and request.requested_by == "bob@example.org"
-    assert request.note == "for the annual report"
     ledger = Ledger()
     (record,) = ledger.datasets()
+    (request,) = ledger.release_requests(record)  # kept in the ledger, not in the workspace
+    assert request.status == "pending" and request.requested_by == "bob@example.org"
+    assert request.request["note"] == "for the annual report"
+    assert not (Path(os.environ["DPDASH_WORKSPACE"]) / "requests").exists()
     assert ledger.status(record).entries == 0  # a request spends nothing
 
     ann = as_person("ann@example.org")
@@ -269,9 +270,12 @@ def test_an_analyst_requests_and_an_owner_approves_through_the_release_path(
     assert ledger.status(record).entries == 1
     (first,) = ledger.entries(record)
     assert first.session is not None
-    decision = RequestStore(Path(os.environ["DPDASH_WORKSPACE"]) / "requests").decision(request.uid)
-    assert decision is not None and decision.approved and decision.by == "ann@example.org"
-    assert decision.entry == first.uid
+    (decided,) = ledger.release_requests(record)
+    assert decided.status == "released" and decided.decided_by == "ann@example.org"
+    (released_by,) = [a for a in ledger.actions(record) if a.action == "release"]
+    assert released_by.details["request_id"] == request.uid
+    assert released_by.details["first_entry"] == first.uid
+    assert [a.action for a in ledger.actions(record)][-3:] == ["request", "approve", "release"]
     assert any("Request approved and released" in m.value for m in ann.markdown)
 
     bob.run()
@@ -285,7 +289,7 @@ def test_an_owner_declines_with_a_reason_the_analyst_reads(served: dict[str, obj
     bob = as_person("carol@example.org", groups=("dp-analysts",))
     bob.switch_page("pages/release.py").run()
     bob.button(key="FormSubmitter:release_request_form-Request this release").click().run()
-    (request, _), = RequestStore(Path(os.environ["DPDASH_WORKSPACE"]) / "requests").requests()
+    (request,) = Ledger().release_requests(Ledger().datasets()[0])
     ann = as_person("ann@example.org")
     ann.switch_page("pages/release.py").run()
     ann.text_input(key=f"request_reason_{request.uid}").input("ε too large for a count").run()
@@ -295,7 +299,56 @@ def test_an_owner_declines_with_a_reason_the_analyst_reads(served: dict[str, obj
     assert "Declined by ann" in everything_shown(bob).replace("\\", "").replace("\u2060", "")
     assert "ε too large for a count" in everything_shown(bob)
     assert Ledger().status(Ledger().datasets()[0]).entries == 0
+    (declined,) = Ledger().release_requests(Ledger().datasets()[0])
+    assert (declined.status, declined.decided_by, declined.reason) == (
+        "declined", "ann@example.org", "ε too large for a count"
+    )
 
+
+def test_an_approved_request_whose_release_failed_stays_with_the_owner_to_release(
+    served: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bob = as_person("bob@example.org")
+    bob.switch_page("pages/release.py").run()
+    bob.button(key="FormSubmitter:release_request_form-Request this release").click().run()
+    ledger = Ledger()
+    (record,) = ledger.datasets()
+    (request,) = ledger.release_requests(record)
+    tries: list[str | None] = []
+    real = Ledger.spend_release
+
+    def refuse_once(self, dataset, release, **kwargs):  # type: ignore[no-untyped-def]
+        tries.append(kwargs.get("request_id"))
+        if len(tries) == 1:  # the budget was spent elsewhere meanwhile (another app server)
+            raise BudgetExceededError("refused: over the budget")
+        return real(self, dataset, release, **kwargs)
+
+    monkeypatch.setattr(Ledger, "spend_release", refuse_once)
+    ann = as_person("ann@example.org")
+    ann.switch_page("pages/release.py").run()
+    ann.button(key=f"request_approve_{request.uid}").click().run()
+    ann.button(key=f"request_approve_confirm_{request.uid}").click().run()
+    assert not ann.exception and any("Not released" in e.value for e in ann.error)
+    (approved,) = ledger.release_requests(record)
+    assert approved.status == "approved" and ledger.status(record).entries == 0
+    bob.run()
+    assert "not released yet" in everything_shown(bob)
+
+    ann.run()  # the approval stands: the owner still sees the request, and releases it (no second decision)
+    assert any("Release requests waiting for you (1)" in s.value for s in ann.subheader)
+    assert "not released yet" in everything_shown(ann)
+    ann.button(key=f"request_approve_{request.uid}").click().run()
+    ann.button(key=f"request_approve_confirm_{request.uid}").click().run()
+    assert not ann.exception and not ann.error, [e.value for e in ann.error]
+    assert tries == [request.uid, request.uid]
+    (released,) = ledger.release_requests(record)
+    assert released.status == "released" and ledger.status(record).entries == 1
+    assert [a.action for a in ledger.actions(record)][-3:] == ["request", "approve", "release"]
+    ann.run()
+    assert not any("waiting for you" in s.value for s in ann.subheader)
+    bob.run()
+    (published,) = ledger.published(record).values()
+    assert bob.dataframe[-1].value["released"].tolist() == list(published["values"])
 
 # ---- the code that spends or shows a true value checks the role itself ------------------------------
 def _call_everything(table_name: str) -> None:
