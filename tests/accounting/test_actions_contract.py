@@ -12,7 +12,6 @@ import json
 import multiprocessing
 import sqlite3
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +26,10 @@ from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.facts import Facts
 from dpdash.queries import Count
 from tests.accounting import workers
-from tests.accounting.conftest import LEDGER_PASSWORD
+from tests.accounting.conftest import LEDGER_PASSWORD, make_location
 from tests.accounting.test_ledger_contract import (
-    BACKENDS,
     FP,
     count_release,
-    make_location,
     race,
     raw,
     register,
@@ -44,15 +41,6 @@ BO = "bo (analyst)"
 EVENT = LaplaceEvent(epsilon=0.1, sensitivity=1.0, query="count")
 
 
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
-    return make_location(request.param, request, tmp_path)
-
-
-@pytest.fixture
-def ledger(location: str | Path) -> Iterator[Ledger]:
-    with Ledger(location, timeout=10) as handle:
-        yield handle
 
 
 def what(ledger: Ledger, dataset: Any = None) -> list[tuple[str, str | None]]:

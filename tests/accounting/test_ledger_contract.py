@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,30 +35,11 @@ from dpdash.facts import Facts
 from dpdash.mechanisms import Geometric
 from dpdash.queries import Count, Mean
 from tests.accounting import workers
-from tests.accounting.conftest import LEDGER_PASSWORD
+from tests.accounting.conftest import BACKENDS, LEDGER_PASSWORD, make_location
 
 TABLE = pd.DataFrame({"age": [30, 41, 52, 63, 74, 85] * 20, "person": list(range(120))})
 FP = fingerprint(TABLE)
-BACKENDS = ["sqlite", "postgresql"]
 
-
-# ---- fixtures: a fresh ledger of each kind -------------------------------------------------------------
-def make_location(kind: str, request: pytest.FixtureRequest, folder: Path) -> str | Path:
-    if kind == "sqlite":
-        return folder / f"ledger-{uuid.uuid4().hex[:8]}.sqlite"
-    return str(request.getfixturevalue("pg_url"))
-
-
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
-    """Where a fresh ledger is: an SQLite file, or a new PostgreSQL database's URL."""
-    return make_location(request.param, request, tmp_path)
-
-
-@pytest.fixture
-def ledger(location: str | Path) -> Iterator[Ledger]:
-    with Ledger(location, timeout=10) as handle:
-        yield handle
 
 
 def raw(location: str | Path) -> Any:

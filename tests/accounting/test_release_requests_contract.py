@@ -8,7 +8,6 @@ the approved one, is recorded at most once, and each step is in the log of actio
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +18,13 @@ from dpdash.accounting import Budget, LaplaceEvent, Ledger, RequestRecord
 from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTypeError
 from dpdash.queries import Count, Mean
 from tests.accounting import workers
-from tests.accounting.test_ledger_contract import BACKENDS, FP, TABLE, make_location, race, register
+from tests.accounting.test_ledger_contract import FP, TABLE, race, register
 
 ANALYST, OWNER = "bo@example.org", "ana@example.org"
 MEAN = Mean(column="age", bounds=(0, 100))
 PLANNED = {"query": MEAN.to_dict(), "mechanism": "Laplace", "epsilon": 0.4, "note": "for the annual report"}
 
 
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
-    return make_location(request.param, request, tmp_path)
-
-
-@pytest.fixture
-def ledger(location: str | Path) -> Iterator[Ledger]:
-    with Ledger(location, timeout=10) as handle:
-        yield handle
 
 
 def the_release(epsilon: float = 0.4) -> Any:
