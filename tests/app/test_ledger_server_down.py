@@ -1,0 +1,73 @@
+"""AppTest (issue 16): the app on a PostgreSQL ledger whose server is killed (``pg_ctl stop -m immediate``)
+says so on every page, with no traceback and nothing spent, and works again once the server is back."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from psycopg import sql
+from streamlit.testing.v1 import AppTest
+
+from dpdash.accounting import Ledger
+
+if TYPE_CHECKING:
+    from tests.servers import PostgresServer
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+PAGES = ("pages/data.py", "pages/release.py", "pages/budget.py", "pages/datasets.py", "pages/planner.py")
+
+
+@pytest.fixture
+def ledger_url(postgres: PostgresServer) -> str:
+    role, password, name = "app_ledger", "k1ll-me-n0t", f"app_{uuid.uuid4().hex[:10]}"
+    postgres.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+    postgres.execute(
+        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal(password))
+    )
+    postgres.execute(
+        sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(role))
+    )
+    # The test cluster runs with synchronous_commit off for speed; a server killed at once must keep every
+    # acknowledged commit, as a real server does.
+    postgres.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit = on").format(sql.Identifier(name)))
+    return postgres.url(role, password, name)
+
+
+def release_count(at: AppTest) -> None:
+    at.switch_page("pages/release.py").run()
+    at.button(key="release_button").click().run()
+    at.button(key="release_confirm").click().run()
+
+
+def test_a_killed_ledger_server_is_said_and_survived(
+    postgres: PostgresServer, ledger_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DPDASH_LEDGER", ledger_url)
+    monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.button(key="data_set_budget").click().run()
+    at.button(key="data_set_budget_confirm").click().run()
+    release_count(at)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+
+    postgres.stop("immediate")
+    try:
+        for page in PAGES:
+            at.switch_page(page).run()
+            assert not at.exception, (page, [e.value for e in at.exception])
+            shown = " ".join(e.value for e in [*at.error, *at.warning]).replace("\\", "")
+            assert "ledger" in shown.lower(), (page, shown)
+            assert "k1ll-me-n0t" not in shown  # the password never shows
+    finally:
+        postgres.start()
+
+    release_count(at)  # the same session, once the server is back
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    with Ledger(ledger_url) as ledger:
+        (dataset,) = ledger.datasets()
+        assert ledger.status(dataset).entries == 2
