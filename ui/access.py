@@ -14,7 +14,6 @@ import streamlit as st
 
 from dpdash.access import PERMISSIONS, Action, Role
 from dpdash.errors import AccessDenied
-from ui.state import active_table, check, dataset_ref
 from ui.text import md
 
 __all__ = ["PAGE_ACTIONS", "guard_page", "visible_pages"]
@@ -47,6 +46,11 @@ def visible_pages(pages: Sequence[Any], role: Role | None) -> list[Any]:
 def guard_page(file: str) -> None:
     """Stop the page with a message unless the current person's role on the active table opens it (a URL
     typed, a bookmark, a widget message replayed: the page checks, whatever the navigation showed)."""
+    # Imported here, not at the top: app.py imports this module first, and a module that waits on
+    # ui.state's import while holding its own lock is how two sessions' first runs on a fresh server could
+    # deadlock on imports (Python then hands one of them this module half-initialized).
+    from ui.state import active_table, check, dataset_ref
+
     action = PAGE_ACTIONS.get(Path(file).stem, Action.RELEASE)
     try:
         check(dataset_ref(active_table()), action)
