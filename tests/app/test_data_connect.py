@@ -20,14 +20,11 @@ from dpdash.accounting import Ledger
 from dpdash.engines import SourceSpec, open_files
 from dpdash.queries import Sum
 from dpdash.workspace import Workspace
-from tests.app.test_data_page_upload import save_facts, set_budget, sidebar_text, widget
+from tests.app.test_data_page_upload import new_session, save_facts, set_budget, sidebar_text, widget
 
 if TYPE_CHECKING:
     from tests.servers import PostgresServer
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
-FILES = "Parquet or CSV files (a file, a folder or a glob)"
-HOSTILE = 'visits`](javascript:alert(1)) <b>x</b> $1$ *'
 
 
 @pytest.fixture
@@ -35,6 +32,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "ledger.sqlite"))
     monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
     return tmp_path
+FILES = "Parquet or CSV files (a file, a folder or a glob)"
+HOSTILE = 'visits`](javascript:alert(1)) <b>x</b> $1$ *'
 
 
 def people(seed: int = 1, rows: int = 1200) -> pd.DataFrame:
@@ -53,14 +52,6 @@ def write_folder(folder: Path, df: pd.DataFrame) -> Path:
     df.iloc[:half].to_parquet(folder / "part-1.parquet")
     df.iloc[half:].to_parquet(folder / "part-2.parquet")
     return folder
-
-
-def new_session() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.run()
-    at.switch_page("pages/data.py").run()
-    assert not at.exception
-    return at
 
 
 def connect(at: AppTest, kind: str, **fields: str) -> None:
