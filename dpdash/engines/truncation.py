@@ -1,15 +1,10 @@
 """Per-person truncation inside the engine: the rule of :func:`dpdash.facts.truncation_order`.
 
-Each id keeps the rows numbered 0 … c − 1 by ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY keys)``.
-The id's text (its salt) is a string id itself, or for a number the integer floor(u·2³²), u = y − floor(y),
-y = CAST(v AS DOUBLE)·0.6180339887498949 (1.0 when y is infinite; 0 when |y| ≥ 2⁵², where y is already
-integral). Each column the query reads gives the keys (missing, MD5(salt || '\\x1f' || text), value),
-where a string's text is itself and a number's is its bucket as above.
-
-Why this rule is in ``dpdash.facts.truncation_order``'s docstring: no row order (Parquet folders and
-parallel scans have none), no engine's own hash (they differ), no formatted float (engines format them
-differently), and an MD5 salted with the person's id so that no value is preferred for everyone. The same
-rule runs in pandas (``Facts.apply``); the differential test checks that they agree.
+Each id keeps the rows numbered 0 … c − 1 by ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY keys)``, where
+each column the query reads gives the keys (missing, frac(p·N(value)), value): N is a number's scrambled
+bucket or a string's code read from its MD5, and p the id's unit (see the rule's docstring for why).
+A string's MD5 does not involve the id, so DuckDB hashes each distinct value of a dictionary-encoded column
+once. The same rule runs in pandas (``Facts.apply``); the differential test checks that they agree.
 """
 
 from __future__ import annotations
@@ -20,21 +15,21 @@ import ibis
 
 from dpdash.engines.columns import count_true, is_numeric, missing, number
 from dpdash.errors import ParameterError
-from dpdash.facts import BUCKETS, SCRAMBLE, Facts, Truncation
+from dpdash.facts import BUCKETS, CODE_BASE, CODE_DIGITS, SCRAMBLE, STRING_SCALE, Facts, Truncation
 
 __all__ = ["order_keys", "truncate"]
 
 _EXACT = 2.0**52  # at and past this magnitude every double is an integer
 
 
-def _text(col: Any, dtype: Any, gone: Any) -> Any:
-    """A column's text in the rule: a string as it is, a number as floor(u·2³²); "" when missing."""
-    if dtype.is_string():
-        return gone.ifelse("", col)
-    y = gone.ifelse(0.0, number(col)) * SCRAMBLE
+def _unit(value: Any, integral: bool) -> Any:
+    """u = y − floor(y), y = value·SCRAMBLE in doubles; 1 when y is infinite (value: a float64 column).
+    ``integral``: the column holds integers (or booleans), so y is finite and floor(y) fits a BIGINT."""
+    y = value * SCRAMBLE
+    if integral:
+        return y - y.floor().cast("float64")
     safe = (y.abs() < _EXACT).ifelse(y, 0.0)  # floor() must not overflow a BIGINT
-    unit = y.isinf().ifelse(1.0, safe - safe.floor().cast("float64"))
-    return gone.ifelse("", (unit * BUCKETS).floor().cast("int64").cast("string"))
+    return y.isinf().ifelse(1.0, safe - safe.floor().cast("float64"))
 
 
 @ibis.udf.scalar.builtin(name="md5")
@@ -43,10 +38,32 @@ def _md5(text: str) -> str:  # type: ignore[empty-body]
     (Ibis' own hexdigest is not compiled for PostgreSQL)."""
 
 
+def _string_code(col: Any) -> Any:
+    """N(s) = Σᵢ ascii(hᵢ)·128ⁱ over the first four hex digits of MD5(s), as a float64."""
+    digest = _md5(col)
+    code = sum(digest.substr(i, 1).ascii_str().cast("int64") * CODE_BASE**i for i in range(CODE_DIGITS))
+    return code.cast("float64")
+
+
+def _code(col: Any, dtype: Any, gone: Any | None) -> tuple[Any, Any]:
+    """(N, unit or None) of a column: a string's code, or a number's floor(u·2³²) + 2³² and its unit u.
+    ``gone``: where the value is missing, None if it never is. A missing string's code is NULL and a
+    missing number's is that of 0: the caller's key does not use either. MD5 is applied to the column
+    itself, not to an expression of it, so that DuckDB hashes a dictionary-encoded column once per
+    distinct value."""
+    if dtype.is_string():  # NULL for a missing value: its key is set apart by the caller
+        return _string_code(col), None
+    # y·SCRAMBLE of a signed 64-bit (or any narrower) integer stays below 2⁶³: floor() fits a BIGINT.
+    integral = dtype.is_boolean() or dtype.is_signed_integer() or (dtype.is_integer() and dtype.nbytes < 8)
+    unit = _unit(number(col) if gone is None else gone.ifelse(0.0, number(col)), integral)
+    return (unit * BUCKETS).floor().cast("float64") + BUCKETS, unit
+
+
 def order_keys(table: Any, columns: tuple[str, ...], id_column: str) -> list[Any]:
-    """The sort keys of the rule, column by column."""
+    """The sort keys of the rule, column by column (``table`` holds no row without an id)."""
     ident = table[id_column]
-    salt = _text(ident, _portable(ident.type(), id_column), missing(ident))
+    id_code, id_unit = _code(ident, _portable(ident.type(), id_column), None)
+    person = id_unit if id_unit is not None else id_code / STRING_SCALE
     keys: list[Any] = []
     for column in columns:
         col = table[column]
@@ -55,10 +72,13 @@ def order_keys(table: Any, columns: tuple[str, ...], id_column: str) -> list[Any
         if dtype.is_null():  # every value missing: every row ties on this column
             keys.append(gone.ifelse(1, 0))
             continue
-        text = _text(col, _portable(dtype, column), gone)
-        digest = gone.ifelse("", _md5(salt.concat("\x1f", text)))
-        value = gone.ifelse("", col) if dtype.is_string() else gone.ifelse(0.0, number(col))
-        keys.extend([gone.ifelse(1, 0), digest, value])
+        code, _ = _code(col, _portable(dtype, column), gone)
+        k = person * code
+        # The value as a last key: a missing value's flag already sorts it apart, and every missing string
+        # is NULL (no CASE around a string column, which would take DuckDB off its dictionary); a missing
+        # number may be NULL or NaN, which sort differently, so it reads 0.
+        value = col if dtype.is_string() else gone.ifelse(0.0, number(col))
+        keys.extend([gone.ifelse(1, 0), gone.ifelse(0.0, k - k.floor().cast("float64")), value])
     return keys
 
 
@@ -84,11 +104,10 @@ def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, 
         raise ParameterError(f"id_column {facts.id_column!r} is not a column of the table (columns: {shown})")
     ident = table[facts.id_column]
     c = facts.rows_per_person
-    # The report needs only each id's number of rows: a GROUP BY, no sort.
-    marked = table.mutate(__dpdash_no_id=missing(ident))
-    no_id = marked["__dpdash_no_id"]
-    per_id = marked.group_by([facts.id_column, "__dpdash_no_id"]).aggregate(__dpdash_n=marked.count())
-    n, gone = per_id["__dpdash_n"], per_id["__dpdash_no_id"]
+    # The report needs only each id's number of rows: a GROUP BY id, no sort (NULL ids, and NaN ids, fall
+    # in a group of their own and are told apart after grouping).
+    per_id = table.group_by(facts.id_column).aggregate(__dpdash_n=table.count())
+    n, gone = per_id["__dpdash_n"], missing(per_id[facts.id_column])
     counts = per_id.aggregate(
         rows_in=n.sum(),
         missing=n.sum(where=gone),
@@ -107,14 +126,14 @@ def truncate(source: Any, facts: Facts, columns: tuple[str, ...]) -> tuple[Any, 
         people_truncated=_int(row["truncated"]),
     )
     if report.people_truncated == 0:  # nobody has more than c rows: no ranking needed
-        return marked.filter(~no_id).drop("__dpdash_no_id"), report
+        return table.filter(~missing(ident)), report
     columns = tuple(col for col in dict.fromkeys(columns) if col != facts.id_column)
-    base = marked.filter(~no_id)
+    base = table.filter(~missing(ident)).select(facts.id_column, *columns)  # only what the query reads
     keys = order_keys(base, columns, facts.id_column)
     person = base[facts.id_column]
     window = ibis.row_number().over(group_by=person, order_by=keys or None)
     ranked = base.mutate(__dpdash_rank=window)
-    kept_table = ranked.filter(ranked["__dpdash_rank"] < c).drop("__dpdash_no_id", "__dpdash_rank")
+    kept_table = ranked.filter(ranked["__dpdash_rank"] < c).drop("__dpdash_rank")
     return kept_table, report
 
 

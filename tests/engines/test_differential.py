@@ -148,6 +148,23 @@ def test_all_missing_and_empty_after_truncation() -> None:
         assert evaluate(query, df, engine="duckdb").report.truncation.rows_kept == 0
 
 
+def integer_ids(seed: int, rows: int = 600) -> pd.DataFrame:
+    """The table with 64-bit integer ids (BIGINT in the engines), small and up to ±(2⁶³ − 1), where
+    id·0.618… is past 2⁵² (an integer: the unit is 0) and floor() is near the BIGINT limit."""
+    df = table(seed, rows=rows, people=40)
+    edges = np.array([0, 1, -1, 2**53 + 1, -(2**53) - 1, 2**62 + 7, -(2**62), 2**63 - 1, -(2**63) + 1])
+    codes = np.nan_to_num(df[ID].to_numpy(), nan=0).astype(np.int64)
+    df[ID] = np.where(codes < len(edges), edges[np.minimum(codes, len(edges) - 1)], codes * 7919)
+    return df
+
+
+def test_integer_ids_down_to_the_last_bit() -> None:
+    df = integer_ids(12)
+    assert df[ID].dtype == np.int64
+    for query in queries(Facts(rows_per_person=2, id_column=ID)):
+        check(query, df)
+
+
 def test_string_ids_and_nan_in_a_duckdb_column() -> None:
     df = table(8, rows=500)
     df[ID] = df[ID].map(lambda v: None if np.isnan(v) else f"p'{int(v) % 40}\"")

@@ -15,7 +15,7 @@ from dpdash.errors import ParameterError
 from dpdash.facts import Facts
 from dpdash.queries import Count, Histogram, Where
 from tests.engines.compare import check
-from tests.engines.test_differential import AGE, FACTS, ID, REGION, queries, table
+from tests.engines.test_differential import AGE, FACTS, ID, REGION, integer_ids, queries, table
 
 if TYPE_CHECKING:
     from tests.servers import PostgresServer
@@ -59,6 +59,17 @@ def test_truncation_and_string_ids_in_postgres(server: PostgresServer) -> None:
     df[ID] = df[ID].map(lambda v: None if v != v else f"p'{int(v) % 40}\"")
     server.load(df, "many rows")
     source = open_postgres(server.url(READER, PASSWORD), "many rows")
+    try:
+        for query in queries(Facts(rows_per_person=2, id_column=ID)):
+            check(query, df, source)
+    finally:
+        source.close()
+
+
+def test_integer_ids_in_postgres(server: PostgresServer) -> None:
+    df = integer_ids(12)
+    server.load(df, "integer ids")
+    source = open_postgres(server.url(READER, PASSWORD), "integer ids")
     try:
         for query in queries(Facts(rows_per_person=2, id_column=ID)):
             check(query, df, source)

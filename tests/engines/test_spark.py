@@ -13,7 +13,7 @@ from dpdash.errors import ParameterError
 from dpdash.facts import Facts
 from dpdash.queries import Count, Sum
 from tests.engines.compare import check
-from tests.engines.test_differential import FACTS, ID, INCOME, queries, table
+from tests.engines.test_differential import FACTS, ID, INCOME, integer_ids, queries, table
 
 
 def view(spark: Any, df: pd.DataFrame, name: str) -> None:
@@ -47,6 +47,14 @@ def test_truncation_and_string_ids_in_spark(spark: Any) -> None:
     df[ID] = df[ID].map(lambda v: None if v != v else f"p'{int(v) % 40}\"")
     view(spark, df, "many_rows")
     source = open_spark("many_rows", session=spark)
+    for query in queries(Facts(rows_per_person=2, id_column=ID)):
+        check(query, df, source)
+
+
+def test_integer_ids_in_spark(spark: Any) -> None:
+    df = integer_ids(12, rows=400)
+    view(spark, df, "integer_ids")
+    source = open_spark("integer_ids", session=spark)
     for query in queries(Facts(rows_per_person=2, id_column=ID)):
         check(query, df, source)
 

@@ -156,12 +156,13 @@ def test_an_id_column_enforces_c_rows_per_person_by_truncation() -> None:
     facts = Facts(rows_per_person=2, id_column="pid")
     kept, truncation = facts.apply(df)
 
-    def bucket(v: float) -> str:  # the rule of truncation_order, written out again
+    def unit(v: float) -> float:  # the rule of truncation_order, written out again
         y = v * 0.6180339887498949
-        return str(math.floor((y - math.floor(y)) * 2**32))
+        return y - math.floor(y)
 
-    def key(pid: float, x: float) -> str:
-        return hashlib.md5(f"{bucket(pid)}\x1f{bucket(x)}".encode()).hexdigest()
+    def key(pid: float, x: float) -> float:
+        k = unit(pid) * (math.floor(unit(x) * 2**32) + 2**32)
+        return k - math.floor(k)
 
     # Id 1 keeps the two of x = 1, 2, 3, 7 with the smallest keys; id 2 keeps both of its rows; the
     # kept rows stay in table order.
@@ -175,6 +176,27 @@ def test_an_id_column_enforces_c_rows_per_person_by_truncation() -> None:
     assert "trusted as declared" in Facts(rows_per_person=2).describe()
 
 
+def test_a_string_id_and_string_values_follow_the_written_rule() -> None:
+    """The rule for strings, written out again: N(s) = Σᵢ ascii(hᵢ)·128ⁱ over the first four hex digits
+    of MD5(s); the person's unit is N(id)/2²⁸; each row's key is frac(unit·N(value))."""
+
+    def code(text: str) -> int:
+        digest = hashlib.md5(text.encode()).hexdigest()
+        return sum(ord(digest[i]) * 128**i for i in range(4))
+
+    def key(pid: str, value: str) -> float:
+        k = code(pid) / 2**28 * code(value)
+        return k - math.floor(k)
+
+    values = ["north", "south", "é\u2028<b>", "'; DROP TABLE t; --", "west", "east"]
+    df = pd.DataFrame({"pid": ["a\x1fb"] * 6 + ["Zoë"] * 6, "v": values + values[::-1]})
+    kept, truncation = Facts(rows_per_person=2, id_column="pid").apply(df, ["v"])
+    for pid in ("a\x1fb", "Zoë"):
+        expected = sorted(values, key=lambda v, pid=pid: key(pid, v))[:2]
+        assert sorted(kept.loc[kept["pid"] == pid, "v"]) == sorted(expected)
+    assert (truncation.rows_kept, truncation.people_truncated) == (4, 2)
+
+
 def test_truncation_prefers_no_value() -> None:
     """4 000 people with 8 rows each in 4 regions drawn uniformly, truncated to 1 row: each region keeps
     about a quarter. Binomial(4 000, 1/4) has sd 27; the tolerance, ±150, is 5.5 sd. A hash of the value
@@ -183,6 +205,10 @@ def test_truncation_prefers_no_value() -> None:
     df = pd.DataFrame({"pid": np.repeat(np.arange(4_000), 8), "region": rng.choice(list("NSEW"), 32_000)})
     kept, _ = Facts(rows_per_person=1, id_column="pid").apply(df, ["region"])
     shares = kept["region"].value_counts()
+    assert len(kept) == 4_000 and all(abs(shares[r] - 1_000) <= 150 for r in "NSEW"), shares.to_dict()
+    named = df.assign(pid=df["pid"].map(lambda i: f"person-{i}"))
+    kept, _ = Facts(rows_per_person=1, id_column="pid").apply(named, ["region"])
+    shares = kept["region"].value_counts()  # string ids: the same tolerance
     assert len(kept) == 4_000 and all(abs(shares[r] - 1_000) <= 150 for r in "NSEW"), shares.to_dict()
     ages = pd.DataFrame({"pid": np.repeat(np.arange(4_000), 8), "age": rng.integers(0, 100, 32_000)})
     kept, _ = Facts(rows_per_person=1, id_column="pid").apply(ages, ["age"])
