@@ -46,7 +46,7 @@ def main() -> int:
     os.environ["DPDASH_LEDGER"] = str(Path(tempfile.mkdtemp(prefix="dpdash-bench-")) / "ledger.sqlite")
     example = synthetic_patients(ROWS)
     digest = fingerprint(example.data)
-    table = ActiveTable("patients (1M rows)", "benchmark", example.data, example.facts, digest)
+    table = ActiveTable("patients (1M rows)", "benchmark", example.data, example.facts, digest, digest)
     print(f"table: {ROWS:,} rows × {example.data.shape[1]} columns")
 
     start = time.perf_counter()

@@ -6,6 +6,8 @@ The contract both storages keep is in test_ledger_contract.py."""
 
 from __future__ import annotations
 
+import multiprocessing
+import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -16,6 +18,7 @@ from dpdash.accounting import Budget, LaplaceEvent, Ledger, LedgerError, default
 from dpdash.accounting.ledger import default_ledger_path
 from dpdash.accounting.storage import postgres as backend
 from dpdash.workspace import default_workspace_path
+from tests.accounting import workers
 from tests.accounting.conftest import LEDGER_PASSWORD, LEDGER_ROLE
 
 if TYPE_CHECKING:
@@ -175,6 +178,62 @@ def test_an_open_ledger_outlives_a_server_restart(pg_url: str, ledger_server: Po
             ledger_server.start()
         entry = ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0), request_id="after")
         assert len(ledger.entries(ds)) == 2 and ledger.entries(ds)[-1] == entry
+
+
+def test_the_server_killed_in_the_middle_of_a_burst_of_spends_loses_nothing_acknowledged(
+    pg_url: str, ledger_server: PostgresServer
+) -> None:
+    """8 processes spend ε = 1/64 against ε = 1 as fast as they can; after the first 12 acknowledgements
+    the server is killed (``pg_ctl stop -m immediate``: no shutdown checkpoint, transactions cut off) and
+    started again. Every process sends a failed request again under its id until answered. Then: every
+    acknowledged spend is in the ledger, each request spent once, exactly 64 spends fit (1/64 is exact in
+    binary, so the sum is exactly 1), and each entry reads back whole."""
+    from psycopg import sql
+
+    name = pg_url.rsplit("/", 1)[1]
+    # The test cluster runs with synchronous_commit off (speed); a real server acknowledges a commit only
+    # once it is in the WAL, which an immediate stop keeps.
+    durable = sql.SQL("ALTER DATABASE {} SET synchronous_commit = on").format(sql.Identifier(name))
+    ledger_server.execute(durable)
+    with Ledger(pg_url) as ledger:
+        register(ledger)
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["dpdash.accounting", "tests.accounting.workers"])
+    start, results = context.Event(), context.Queue()
+    children = [
+        context.Process(target=workers.spend_through_outage, args=(pg_url, FP, 1 / 64, start, results))
+        for _ in range(8)
+    ]
+    for child in children:
+        child.start()
+    assert [results.get(timeout=60) for _ in children] == [("ready",)] * len(children)
+    start.set()
+    acked: dict[str, int] = {}
+    done: list[int] = []
+    killed = False
+    while len(done) < len(children):
+        report = results.get(timeout=150)
+        if report[0] == "ack":
+            acked[report[1]] = report[2]
+        else:
+            done.append(report[1])
+        if not killed and len(acked) >= 12:
+            ledger_server.stop("immediate")
+            killed = True
+            time.sleep(1.0)  # the processes meet a server that is down
+            ledger_server.start()
+    for child in children:
+        child.join(timeout=60)
+        assert child.exitcode == 0
+    assert killed and sum(done) > 0, "no process met the outage, so this proves nothing"
+    with Ledger(pg_url) as ledger:
+        entries = ledger.entries(FP)
+        by_uid = {entry.uid: entry for entry in entries}
+        assert set(acked.values()) <= set(by_uid), "an acknowledged spend is missing"
+        assert len(entries) == len(acked) == 64  # each request spent once, and exactly 64 fit
+        whole = LaplaceEvent(epsilon=1 / 64, sensitivity=1.0, query="outage")
+        assert all(entry.event == whole for entry in entries)
+        assert ledger.spent(FP).epsilon == 1.0
 
 
 def test_a_dataset_locked_too_long_is_a_message_and_other_datasets_go_on(pg_url: str) -> None:

@@ -94,3 +94,32 @@ def decide_once(path: str, fingerprint: str, request_uid: str, start: Any, resul
         results.put(("refused", str(error)))
     finally:
         ledger.close()
+
+
+def spend_through_outage(path: str, fingerprint: str, epsilon: float, start: Any, results: Any) -> None:
+    """Wait for the start signal, then spend ε under request ids of this process's own until the ledger
+    refuses. A request that fails (server down, connection lost during its commit) is sent again under
+    the same id until it has an answer. Each acknowledged spend is reported at once, as ("ack", request
+    id, entry uid); then ("done", number of errors met). ("ready",) says the ledger is open."""
+    from dpdash.accounting import LedgerError
+
+    ledger = Ledger(path, timeout=2)
+    results.put(("ready",))
+    start.wait()
+    errors, i = 0, 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        request = f"{os.getpid()}-{i}"
+        try:
+            event = LaplaceEvent(epsilon=epsilon, sensitivity=1.0, query="outage")
+            entry = ledger.spend(fingerprint, event, request_id=request)
+        except BudgetExceededError:
+            break
+        except LedgerError:
+            errors += 1
+            time.sleep(0.1)
+            continue  # the same request again
+        results.put(("ack", request, entry.uid))
+        i += 1
+    ledger.close()
+    results.put(("done", errors))
