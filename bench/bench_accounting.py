@@ -52,6 +52,7 @@ from dpdash.accounting import (
 )
 from dpdash.accounting import ledger as ledger_module
 from dpdash.accounting.events import canonical_json
+from dpdash.accounting.exports import EXPORT_VERSION, dataset_record, totals_record
 
 TARGET_TOTALS = 1.0  # seconds
 TARGET_UPDATE = 0.200  # seconds
@@ -104,13 +105,13 @@ def fill_ledger(ledger: Ledger, events: list[PrivacyEvent]) -> str:
     ]
     document = {
         "format": ledger_module.EXPORT_FORMAT,
-        "schema_version": ledger_module.EXPORT_VERSION,
+        "schema_version": EXPORT_VERSION,
         "exported_at": ledger_module._now(),
-        "dataset": ledger_module._dataset_record(dataset),
+        "dataset": dataset_record(dataset),
         "sessions": [],
         "entries": records,
         "entries_sha256": hashlib.sha256(canonical_json(records).encode()).hexdigest(),
-        "totals": ledger_module._totals_record(dataset, events),
+        "totals": totals_record(dataset, events),
     }
     ledger.import_json(json.dumps(document))
     return fingerprint

@@ -60,6 +60,7 @@ from dpdash.accounting import (
 )
 from dpdash.accounting import ledger as ledger_module
 from dpdash.accounting.events import canonical_json
+from dpdash.accounting.records import INSERT_ENTRY
 
 SIZES = (200, 1_000, 10_000)
 ACCOUNTANTS = ("tightest", "basic", "pld", "rdp", "zcdp")
@@ -111,7 +112,7 @@ def write_history(
         dataset_id = ledger._dataset_id(conn, fingerprint)
         now = ledger_module._now()
         conn.executemany(
-            ledger_module._INSERT_ENTRY,
+            INSERT_ENTRY,
             [
                 (
                     f"{name}-{i}",

@@ -14,6 +14,9 @@ from dpdash.accounting.events import PrivacyEvent
 from dpdash.errors import ParameterError, ParameterTypeError
 
 __all__ = [
+    "DATASET_COLUMNS",
+    "INSERT_DATASET",
+    "INSERT_ENTRY",
     "Action",
     "Budget",
     "BudgetStatus",
@@ -22,6 +25,7 @@ __all__ = [
     "ImportReport",
     "RequestRecord",
     "Session",
+    "entry_row",
     "now",
     "text",
 ]
@@ -214,3 +218,21 @@ def text(value: object, name: str, *, allow_empty: bool = False) -> str:
     if not value and not allow_empty:
         raise ParameterError(f"{name} must be a non-empty string, got {name}={value!r}")
     return value
+
+
+# How a dataset and an entry are written as rows (the SQL both storages share).
+DATASET_COLUMNS = "fingerprint, name, budget_epsilon, budget_delta, accountant, created_at"
+INSERT_DATASET = f"INSERT INTO datasets ({DATASET_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+INSERT_ENTRY = (
+    "INSERT INTO entries (uid, dataset_id, session_id, created_at, query, mechanism, epsilon, delta, rho, "
+    "event) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def entry_row(entry: Entry, dataset_id: int, session_id: int | None, text: str) -> tuple[Any, ...]:
+    """The values of ``INSERT_ENTRY`` for one entry whose event is ``text`` (its canonical JSON)."""
+    event = entry.event
+    return (
+        entry.uid, dataset_id, session_id, entry.created_at, event.query, event.mechanism,
+        event.epsilon, event.delta, event.rho, text,
+    )  # fmt: skip

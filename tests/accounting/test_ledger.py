@@ -33,6 +33,7 @@ from dpdash.accounting import (
     running,
 )
 from dpdash.accounting import ledger as ledger_module
+from dpdash.accounting.records import INSERT_ENTRY
 from dpdash.errors import ParameterError, ParameterTypeError
 
 FINGERPRINT = fingerprint(b"id,age\n1,40\n2,51\n")
@@ -243,7 +244,7 @@ class _Work:
         def tracked(ledger: Ledger, doing: str = "write") -> Iterator[sqlite3.Connection]:
             if self.before_lock:
                 other = sqlite3.connect(str(ledger.path), isolation_level=None)
-                other.executemany(ledger_module._INSERT_ENTRY, self.before_lock)
+                other.executemany(INSERT_ENTRY, self.before_lock)
                 other.close()
                 self.before_lock = []
             with transaction(ledger, doing) as conn:
