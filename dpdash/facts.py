@@ -367,7 +367,7 @@ def truncation_order(df: pd.DataFrame, columns: Sequence[str], id_column: str) -
     is kept is not biased towards any value (``tests/queries/test_queries.py`` checks the shares). It is a
     function of that person's rows only, so the sensitivities are unchanged. A string's MD5 does not
     involve the id, so an engine hashes each distinct value once (a Parquet dictionary) rather than every
-    row: at 10⁸ rows this made truncation 4x faster than an MD5 of id and value per row. Only IEEE
+    row: at 10⁸ rows this made truncation 3.6x faster than an MD5 of id and value per row. Only IEEE
     multiplication, floor, integer arithmetic, ASCII codes and MD5 are used (the same in numpy, DuckDB,
     PostgreSQL and Spark), never a formatted float or an engine's own hash. Strings compare by code point
     (PostgreSQL needs the "C" collation).

@@ -32,6 +32,8 @@ import pytest
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
+    from tests.servers import PostgresServer
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUTPUT_DIR = REPO_ROOT / "test-output"
 SCREENSHOT_DIR = OUTPUT_DIR / "screenshots"
@@ -233,6 +235,33 @@ def fresh_servers(tmp_path: Path) -> Iterator[Callable[[int], list[StreamlitServ
     finally:
         for server in started:
             stop_process(server.process)
+
+
+#: The password of the role that owns a ``pg_ledger_url`` database (tests check that it never shows).
+PG_LEDGER_PASSWORD = "k1ll-me-n0t"
+
+
+@pytest.fixture
+def pg_ledger_url(postgres: PostgresServer) -> str:
+    """The URL (with its password) of a fresh PostgreSQL database for a ledger, owned by a role of its own.
+    The test cluster runs with synchronous_commit off for speed; this database commits synchronously, as a
+    real server does, so that a server killed at once keeps every acknowledged commit."""
+    import uuid
+
+    from psycopg import sql
+
+    role, name = "app_ledger", f"app_{uuid.uuid4().hex[:10]}"
+    postgres.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+    postgres.execute(
+        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+            sql.Identifier(role), sql.Literal(PG_LEDGER_PASSWORD)
+        )
+    )
+    postgres.execute(
+        sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(role))
+    )
+    postgres.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit = on").format(sql.Identifier(name)))
+    return postgres.url(role, PG_LEDGER_PASSWORD, name)
 
 
 @pytest.fixture(scope="session")

@@ -3,37 +3,20 @@ says so on every page, with no traceback and nothing spent, and works again once
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from psycopg import sql
 from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Ledger
+from tests.app.conftest import PG_LEDGER_PASSWORD
 
 if TYPE_CHECKING:
     from tests.servers import PostgresServer
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 PAGES = ("pages/data.py", "pages/release.py", "pages/budget.py", "pages/datasets.py", "pages/planner.py")
-
-
-@pytest.fixture
-def ledger_url(postgres: PostgresServer) -> str:
-    role, password, name = "app_ledger", "k1ll-me-n0t", f"app_{uuid.uuid4().hex[:10]}"
-    postgres.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
-    postgres.execute(
-        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal(password))
-    )
-    postgres.execute(
-        sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(role))
-    )
-    # The test cluster runs with synchronous_commit off for speed; a server killed at once must keep every
-    # acknowledged commit, as a real server does.
-    postgres.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit = on").format(sql.Identifier(name)))
-    return postgres.url(role, password, name)
 
 
 def release_count(at: AppTest) -> None:
@@ -43,9 +26,9 @@ def release_count(at: AppTest) -> None:
 
 
 def test_a_killed_ledger_server_is_said_and_survived(
-    postgres: PostgresServer, ledger_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    postgres: PostgresServer, pg_ledger_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("DPDASH_LEDGER", ledger_url)
+    monkeypatch.setenv("DPDASH_LEDGER", pg_ledger_url)
     monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
     at = AppTest.from_file(str(APP), default_timeout=90)
     at.run()
@@ -62,12 +45,12 @@ def test_a_killed_ledger_server_is_said_and_survived(
             assert not at.exception, (page, [e.value for e in at.exception])
             shown = " ".join(e.value for e in [*at.error, *at.warning]).replace("\\", "")
             assert "ledger" in shown.lower(), (page, shown)
-            assert "k1ll-me-n0t" not in shown  # the password never shows
+            assert PG_LEDGER_PASSWORD not in shown  # the password never shows
     finally:
         postgres.start()
 
     release_count(at)  # the same session, once the server is back
     assert not at.exception and not at.error, [e.value for e in at.error]
-    with Ledger(ledger_url) as ledger:
+    with Ledger(pg_ledger_url) as ledger:
         (dataset,) = ledger.datasets()
         assert ledger.status(dataset).entries == 2

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import time
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import Browser, WebSocket, expect
-from psycopg import sql
 
 from dpdash.accounting import Budget, Ledger, fingerprint
 from dpdash.datasets import load_example
@@ -30,7 +28,7 @@ from tests.app.conftest import StreamlitServer, find_free_port, start_streamlit,
 from tests.app.test_browser import wait_until_idle
 
 if TYPE_CHECKING:
-    from tests.servers import PostgresServer
+    pass
 
 pytestmark = pytest.mark.browser
 
@@ -39,22 +37,9 @@ BUDGET = 8.5  # ε, under basic composition: k releases of ε₁ (the release pa
 
 
 @pytest.fixture
-def ledger_url(postgres: PostgresServer) -> str:
-    role, password, name = "team_ledger", "sh@red-by-tw0", f"team_{uuid.uuid4().hex[:10]}"
-    postgres.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
-    postgres.execute(
-        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal(password))
-    )
-    postgres.execute(
-        sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(role))
-    )
-    return postgres.url(role, password, name)
-
-
-@pytest.fixture
-def two_servers(ledger_url: str, tmp_path: Path) -> Iterator[list[StreamlitServer]]:
+def two_servers(pg_ledger_url: str, tmp_path: Path) -> Iterator[list[StreamlitServer]]:
     """Two ``streamlit run app.py`` on the same PostgreSQL ledger, each with its own workspace."""
-    envs = [{"DPDASH_LEDGER": ledger_url, "DPDASH_WORKSPACE": str(tmp_path / f"ws-{i}")} for i in range(2)]
+    envs = [{"DPDASH_LEDGER": pg_ledger_url, "DPDASH_WORKSPACE": str(tmp_path / f"ws-{i}")} for i in range(2)]
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [pool.submit(start_streamlit, find_free_port(), env=env) for env in envs]
     servers = [f.result() for f in futures if f.exception() is None]
@@ -80,10 +65,10 @@ def collect(queue: Any, children: list[Any], timeout_s: float = 300.0) -> Any:
 
 
 def test_twenty_processes_release_through_two_servers_sharing_postgresql(
-    browser: Browser, two_servers: list[StreamlitServer], ledger_url: str
+    browser: Browser, two_servers: list[StreamlitServer], pg_ledger_url: str
 ) -> None:
     identity = fingerprint(load_example("patients").data)  # the built-in example every session opens
-    with Ledger(ledger_url) as ledger:
+    with Ledger(pg_ledger_url) as ledger:
         ledger.add_dataset(name="patients", fingerprint=identity, budget=Budget(BUDGET), accountant="basic")
 
     # A person's release on the first server, recorded.
@@ -104,7 +89,7 @@ def test_twenty_processes_release_through_two_servers_sharing_postgresql(
     expect(page.get_by_text("Released ·").first).to_be_visible(timeout=90_000)
     wait_until_idle(page)
     context.close()
-    with Ledger(ledger_url) as ledger:
+    with Ledger(pg_ledger_url) as ledger:
         (first,) = ledger.entries(identity)
     each = first.event.epsilon
     fit = math.floor(BUDGET / each + 1e-9)  # releases of ε₁ that fit, the recorded one included
@@ -136,7 +121,7 @@ def test_twenty_processes_release_through_two_servers_sharing_postgresql(
     assert not [text for _, crashed, text in outcomes if crashed], "a session showed a traceback"
     released = [o for o in outcomes if o[0] == "released"]
     refused = [o for o in outcomes if o[0] == "not released"]
-    with Ledger(ledger_url) as ledger:
+    with Ledger(pg_ledger_url) as ledger:
         entries = ledger.entries(identity)
         spent = ledger.spent(identity).epsilon
     assert len(entries) == fit and len(released) == fit - 1

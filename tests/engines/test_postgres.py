@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pandas as pd
 import pytest
 from psycopg import sql
 
@@ -42,11 +43,10 @@ def server(postgres: PostgresServer) -> PostgresServer:
     return postgres
 
 
-@pytest.mark.parametrize("facts", FACTS, ids=["trusted", "c=1", "c=3"])
-def test_postgres_agrees_with_pandas(server: PostgresServer, facts: Facts) -> None:
-    df = table(1)
-    server.load(df, "people")
-    source = open_postgres(server.url(READER, PASSWORD), "people")
+def agrees(server: PostgresServer, df: pd.DataFrame, name: str, facts: Facts) -> None:
+    """``df`` loaded as table ``name``: every query with ``facts`` gives pandas' answers and reports."""
+    server.load(df, name)
+    source = open_postgres(server.url(READER, PASSWORD), name)
     try:
         for query in queries(facts):
             check(query, df, source)
@@ -54,27 +54,19 @@ def test_postgres_agrees_with_pandas(server: PostgresServer, facts: Facts) -> No
         source.close()
 
 
+@pytest.mark.parametrize("facts", FACTS, ids=["trusted", "c=1", "c=3"])
+def test_postgres_agrees_with_pandas(server: PostgresServer, facts: Facts) -> None:
+    agrees(server, table(1), "people", facts)
+
+
 def test_truncation_and_string_ids_in_postgres(server: PostgresServer) -> None:
     df = table(5, rows=2000, people=60)
     df[ID] = df[ID].map(lambda v: None if v != v else f"p'{int(v) % 40}\"")
-    server.load(df, "many rows")
-    source = open_postgres(server.url(READER, PASSWORD), "many rows")
-    try:
-        for query in queries(Facts(rows_per_person=2, id_column=ID)):
-            check(query, df, source)
-    finally:
-        source.close()
+    agrees(server, df, "many rows", Facts(rows_per_person=2, id_column=ID))
 
 
 def test_integer_ids_in_postgres(server: PostgresServer) -> None:
-    df = integer_ids(12)
-    server.load(df, "integer ids")
-    source = open_postgres(server.url(READER, PASSWORD), "integer ids")
-    try:
-        for query in queries(Facts(rows_per_person=2, id_column=ID)):
-            check(query, df, source)
-    finally:
-        source.close()
+    agrees(server, integer_ids(12), "integer ids", Facts(rows_per_person=2, id_column=ID))
 
 
 def test_strings_compare_by_code_point_whatever_the_collation(server: PostgresServer) -> None:
