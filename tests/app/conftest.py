@@ -242,26 +242,27 @@ PG_LEDGER_PASSWORD = "k1ll-me-n0t"
 
 
 @pytest.fixture
-def pg_ledger_url(postgres: PostgresServer) -> str:
-    """The URL (with its password) of a fresh PostgreSQL database for a ledger, owned by a role of its own.
-    The test cluster runs with synchronous_commit off for speed; this database commits synchronously, as a
-    real server does, so that a server killed at once keeps every acknowledged commit."""
+def pg_ledger_url(postgres: PostgresServer) -> Iterator[str]:
+    """The URL (with its password) of a fresh PostgreSQL database for a ledger, owned by a role of its own;
+    both dropped after the test. The test cluster runs with synchronous_commit off for speed; this database
+    commits synchronously, as a real server does, so that a server killed at once keeps every acknowledged
+    commit."""
     import uuid
 
     from psycopg import sql
 
-    role, name = "app_ledger", f"app_{uuid.uuid4().hex[:10]}"
-    postgres.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+    name = f"app_{uuid.uuid4().hex[:10]}"
+    role, database = sql.Identifier(f"{name}_owner"), sql.Identifier(name)
     postgres.execute(
-        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
-            sql.Identifier(role), sql.Literal(PG_LEDGER_PASSWORD)
-        )
+        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(role, sql.Literal(PG_LEDGER_PASSWORD))
     )
-    postgres.execute(
-        sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(role))
-    )
-    postgres.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit = on").format(sql.Identifier(name)))
-    return postgres.url(role, PG_LEDGER_PASSWORD, name)
+    postgres.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(database, role))
+    postgres.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit = on").format(database))
+    try:
+        yield postgres.url(f"{name}_owner", PG_LEDGER_PASSWORD, name)
+    finally:
+        postgres.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(database))
+        postgres.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(role))
 
 
 @pytest.fixture(scope="session")
