@@ -11,7 +11,7 @@ import pytest
 from dpdash.engines import evaluate, open_spark
 from dpdash.errors import ParameterError
 from dpdash.facts import Facts
-from dpdash.queries import Count, Sum
+from dpdash.queries import Count, Histogram, Sum
 from tests.engines.compare import check
 from tests.engines.test_differential import FACTS, ID, INCOME, integer_ids, queries, table
 
@@ -52,11 +52,14 @@ def test_truncation_and_string_ids_in_spark(spark: Any) -> None:
 
 
 def test_integer_ids_in_spark(spark: Any) -> None:
+    """64-bit ids to ±(2⁶³ − 1): the truncation keys of a count, a string histogram and a float sum (each
+    query is several Spark jobs; DuckDB and PostgreSQL run every kind on these ids)."""
     df = integer_ids(12, rows=400)
     view(spark, df, "integer_ids")
     source = open_spark("integer_ids", session=spark)
-    for query in queries(Facts(rows_per_person=2, id_column=ID)):
-        check(query, df, source)
+    first = {type(q): q for q in reversed(queries(Facts(rows_per_person=2, id_column=ID)))}
+    for kind in (Count, Histogram, Sum):
+        check(first[kind], df, source)
 
 
 def test_nan_in_a_spark_double_column_is_missing(spark: Any) -> None:
