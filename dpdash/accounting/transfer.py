@@ -1,6 +1,6 @@
 """The ledger's exports and imports, and the keys that sign them: the ``Ledger`` methods that move a
 dataset's history between ledgers (``export_json``, ``import_json``, ``trust_key`` …), kept apart from the
-budget rules. A mixin of ``Ledger``: it uses the ledger's transactions and readers, never its own storage.
+budget rules. A mixin of ``Ledger`` with no state of its own: it works through the ledger's transactions.
 
 An export is the signed JSON document of ``exports``; an import checks all of it before writing anything,
 and only ever makes this ledger's record of a dataset more conservative (``import_json``).
