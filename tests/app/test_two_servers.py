@@ -96,7 +96,8 @@ def test_twenty_processes_release_through_two_servers_sharing_postgresql(
     assert 2 <= fit <= PROCESSES - 2, f"ε₁ = {each} leaves too few or too many to race for"
 
     # 20 processes, 10 per server, each in a session of its own; the last frame ("Release now") together.
-    mp = multiprocessing.get_context("spawn")
+    mp = multiprocessing.get_context("forkserver")  # children start from a process that imported these
+    mp.set_forkserver_preload(["tests.app.ws_client", "streamlit.proto.ForwardMsg_pb2", "websockets"])
     ready, results, start = mp.Queue(), mp.Queue(), mp.Event()
     children = [
         mp.Process(
