@@ -31,6 +31,7 @@ import pytest
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
+    from streamlit.testing.v1 import AppTest
 
     from tests.servers import PostgresServer
 
@@ -235,6 +236,21 @@ def fresh_servers(tmp_path: Path) -> Iterator[Callable[[int], list[StreamlitServ
     finally:
         for server in started:
             stop_process(server.process)
+
+
+def budgeted_app(ledger: str | Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    """An AppTest of app.py on ``ledger`` (a file or a PostgreSQL URL), its workspace under ``folder``,
+    with the built-in example's budget set on the Data page as a person does it."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DPDASH_LEDGER", str(ledger))
+    monkeypatch.setenv("DPDASH_WORKSPACE", str(folder / "workspace"))
+    at = AppTest.from_file(str(REPO_ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.button(key="data_set_budget").click().run()
+    at.button(key="data_set_budget_confirm").click().run()
+    return at
 
 
 #: The password of the role that owns a ``pg_ledger_url`` database (tests check that it never shows).

@@ -10,12 +10,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Ledger
-from tests.app.conftest import PG_LEDGER_PASSWORD
+from tests.app.conftest import PG_LEDGER_PASSWORD, budgeted_app
 
 if TYPE_CHECKING:
     from tests.servers import PostgresServer
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
 PAGES = ("pages/data.py", "pages/release.py", "pages/budget.py", "pages/datasets.py", "pages/planner.py")
 
 
@@ -28,13 +27,7 @@ def release_count(at: AppTest) -> None:
 def test_a_killed_ledger_server_is_said_and_survived(
     postgres: PostgresServer, pg_ledger_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("DPDASH_LEDGER", pg_ledger_url)
-    monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
-    at = AppTest.from_file(str(APP), default_timeout=90)
-    at.run()
-    at.switch_page("pages/data.py").run()
-    at.button(key="data_set_budget").click().run()
-    at.button(key="data_set_budget_confirm").click().run()
+    at = budgeted_app(pg_ledger_url, tmp_path, monkeypatch)
     release_count(at)
     assert not at.exception and not at.error, [e.value for e in at.error]
 

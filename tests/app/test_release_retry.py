@@ -11,19 +11,12 @@ from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Ledger
 from dpdash.errors import LedgerError
-
-APP = Path(__file__).resolve().parents[2] / "app.py"
+from tests.app.conftest import budgeted_app
 
 
 @pytest.fixture
 def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
-    monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "ledger.sqlite"))
-    monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
-    at = AppTest.from_file(str(APP), default_timeout=90)
-    at.run()
-    at.switch_page("pages/data.py").run()
-    at.button(key="data_set_budget").click().run()
-    at.button(key="data_set_budget_confirm").click().run()
+    at = budgeted_app(tmp_path / "ledger.sqlite", tmp_path, monkeypatch)
     at.switch_page("pages/release.py").run()
     assert not at.exception
     return at

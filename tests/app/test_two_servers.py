@@ -75,7 +75,7 @@ def test_twenty_processes_release_through_two_servers_sharing_postgresql(
     sent: list[bytes] = []
 
     def on_websocket(ws: WebSocket) -> None:
-        ws.on("framesent", lambda payload: sent.append(payload if isinstance(payload, bytes) else b""))
+        ws.on("framesent", lambda payload: isinstance(payload, bytes) and sent.append(payload))
 
     context = browser.new_context(viewport={"width": 1400, "height": 2000})
     page = context.new_page()

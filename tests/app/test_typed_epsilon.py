@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import budgeted_app
 from ui.text import md
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,12 +39,7 @@ def _audit() -> AppTest:
 
 
 def _release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
-    monkeypatch.setenv("DPDASH_LEDGER", str(tmp_path / "ledger.sqlite"))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
-    at.switch_page("pages/data.py").run()
-    at.button(key="data_set_budget").click().run()
-    at.button(key="data_set_budget_confirm").click().run()
+    at = budgeted_app(tmp_path / "ledger.sqlite", tmp_path, monkeypatch)
     at.switch_page("pages/release.py").run()
     return at
 
