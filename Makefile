@@ -3,6 +3,7 @@
 #   make venv      create .venv (if missing) and install requirements-dev.txt
 #   make debian    install the Debian packages the tests run (chromium, postgresql, a Java runtime), if missing
 #   make test      the whole pytest suite (browser tests included), then ruff
+#   make check     the fast tier while you work: library and AppTest tests, no browser, Spark or PostgreSQL
 #   make lint      ruff only
 #   make run       the Streamlit app at http://localhost:8501
 #   make bench     every bench/bench_*.py
@@ -27,7 +28,7 @@ APT  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv debian chromium test lint run bench audit clean distclean
+.PHONY: help venv debian chromium test check lint run bench audit clean distclean
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
@@ -66,6 +67,10 @@ chromium: debian
 
 test: venv debian
 	$(PY) -m pytest -q
+	$(PY) -m ruff check .
+
+check: venv
+	$(PY) -m pytest -q -m "not browser and not postgres and not spark"
 	$(PY) -m ruff check .
 
 lint: venv

@@ -9,15 +9,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpdash.errors import AccessDenied, DPDashError
-from ui.access import visible_pages
-from ui.auth import sign_in_gate, user_box
-from ui.preload import preload_element_code
-from ui.shell import inside_shell
-from ui.sidebar import render_sidebar
-from ui.state import active_table, leave_table, table_role
-from ui.text import md
-from ui.warm import warm_server
+from ui.shell import load_modules
+
+load_modules()  # every ui and dpdash module, once, before two sessions' first runs import them at once
+
+from dpdash.errors import AccessDenied, DPDashError  # noqa: E402
+from ui.access import visible_pages  # noqa: E402
+from ui.auth import sign_in_gate, user_box  # noqa: E402
+from ui.preload import preload_element_code  # noqa: E402
+from ui.shell import inside_shell  # noqa: E402
+from ui.sidebar import render_sidebar  # noqa: E402
+from ui.state import active_table, leave_table, table_role  # noqa: E402
+from ui.text import md  # noqa: E402
+from ui.warm import warm_server  # noqa: E402
 
 STATIC = Path(__file__).resolve().parent / "static"
 

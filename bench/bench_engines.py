@@ -9,7 +9,7 @@ the same DuckDB settings. Each figure is the best of ``--repeats`` (after one wa
 
 The hand-written SQL computes what dpdash computes, not less: the clamped sum with the owner report's
 counts (clipped, missing, bias), and the truncated histogram with the per-person report and the same
-order-free rule (``dpdash.facts.truncation_order``).
+rule (``dpdash.truncation_keys``: a uniform choice of each person's rows by a keyed MD5 of each row).
 
 Targets at 10⁸ rows (issue 15): histogram, count, clamped sum ≤ 1.5 s and ≤ 2 GB RSS each; truncated
 (c = 2) histogram ≤ 10 s and ≤ 4 GB; dpdash ≤ 1.3× the hand-written SQL. At 10⁹ rows: histogram ≤ 15 s.
@@ -75,16 +75,18 @@ def hand_sql(kind: str, path: Path) -> str:
             sum({clamped} - income) FILTER (WHERE income < {lo} OR income > {hi})
             FROM {source}"""
     if kind == "truncated histogram":
-        # The rule in doubles: p = frac(id·φ), N(region) from the ASCII codes of its MD5's first 4 hex digits.
-        y = "(person_id::DOUBLE * 0.6180339887498949::DOUBLE)"
-        digits = "md5(coalesce(region, ''))"
-        code = " + ".join(f"ascii(substr({digits}, {i + 1}, 1))::BIGINT * {128**i}" for i in range(4))
-        k = f"(({y} - floor({y})) * ({code})::DOUBLE)"
+        # The rule of dpdash.truncation_keys: j numbers a person's equal rows; each row's key is the first
+        # 12 hex digits of MD5("dpdash-truncation-1|I<id>|S<md5 of region> or N|<j>").
+        numbered = f"""SELECT person_id, region, row_number() OVER (
+                PARTITION BY person_id, region IS NULL, region ORDER BY person_id) - 1 AS j
+            FROM {source} WHERE person_id IS NOT NULL"""
+        text = "'dpdash-truncation-1|I' || person_id::VARCHAR || '|' || coalesce('S' || md5(region), 'N')"
+        key = f"substr(md5({text} || '|' || j::VARCHAR), 1, 12)"
         report = f"""SELECT sum(n), sum(least(n, {C})), count(*), count(*) FILTER (WHERE n > {C})
             FROM (SELECT person_id, count(*) AS n FROM {source} WHERE person_id IS NOT NULL GROUP BY 1)"""
-        ranked = f"""SELECT region, row_number() OVER (PARTITION BY person_id ORDER BY region IS NULL,
-                CASE WHEN region IS NULL THEN 0 ELSE {k} - floor({k}) END, region) AS r
-            FROM {source} WHERE person_id IS NOT NULL"""
+        ranked = f"""SELECT region, row_number() OVER (PARTITION BY person_id
+                ORDER BY {key}, region IS NULL, region, j) AS r
+            FROM ({numbered})"""
         return f"{report}; SELECT region, count(*) FROM ({ranked}) WHERE r <= {C} GROUP BY region"
     raise ValueError(kind)
 

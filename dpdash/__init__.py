@@ -27,7 +27,7 @@ from dpdash import (
     sampling,
 )
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
-from dpdash.facts import Facts, Neighbours
+from dpdash.facts import Facts, GroupBounds, Neighbours
 from dpdash.mechanisms import (
     DiscreteGaussian,
     ExponentialMechanism,
@@ -51,6 +51,7 @@ __all__ = [
     "Facts",
     "Gaussian",
     "Geometric",
+    "GroupBounds",
     "Laplace",
     "Neighbours",
     "NoiseMechanism",

@@ -29,7 +29,7 @@ import pandas as pd
 
 from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
-from dpdash.facts import Bounds, Facts, categories_tuple
+from dpdash.facts import Bounds, Facts, GroupBounds, categories_tuple
 
 __all__ = [
     "DEFAULT_SEED",
@@ -58,6 +58,10 @@ class PublicFacts:
         unit: the neighbour relation and unit of privacy (``dpdash.facts.Facts``): the id column and
             the most rows one person can have (``rows_per_person``).
         notes: column → where its declared fact comes from, for the people reading a release.
+        group_bounds: categorical column → ``GroupBounds`` (or a pair (k, m)): a person has rows in at
+            most k of its categories and at most m rows in each; a histogram or group-by of that column
+            then has sensitivity k·m instead of c (enforced on the id column: without one they are kept
+            but not used, ``bounds_for_groups``).
 
     Dictionaries rather than read-only mappings, so the value pickles (``st.cache_data`` needs that);
     treat them as read-only.
@@ -67,6 +71,7 @@ class PublicFacts:
     categories: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     unit: Facts = field(default_factory=Facts)
     notes: dict[str, str] = field(default_factory=dict)
+    group_bounds: dict[str, GroupBounds] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         bounds = {column: Bounds.of(value, column) for column, value in dict(self.bounds).items()}
@@ -84,7 +89,15 @@ class PublicFacts:
             raise ParameterError(
                 f"the id column must not also have bounds or categories, got id_column={id_column!r}"
             )
+        group_bounds = {str(c): GroupBounds.of(value) for c, value in dict(self.group_bounds).items()}
+        stray = sorted(set(group_bounds) - set(categories))
+        if stray:
+            raise ParameterError(
+                f"per-group bounds (k, m) are declared for categorical columns with categories, got them for "
+                f"{stray}: declare their categories first"
+            )
         # Frozen: the normalised values go in through object.__setattr__.
+        object.__setattr__(self, "group_bounds", group_bounds)
         object.__setattr__(self, "bounds", bounds)
         object.__setattr__(self, "categories", categories)
         object.__setattr__(self, "notes", dict(self.notes))
@@ -93,6 +106,10 @@ class PublicFacts:
     def id_column(self) -> str | None:
         """The column that identifies a person, or ``None`` (then each row counts as a person)."""
         return self.unit.id_column
+
+    def bounds_for_groups(self, column: str) -> GroupBounds | None:
+        """The per-group bounds a histogram or group-by of ``column`` uses: declared, with an id column."""
+        return self.group_bounds.get(column) if self.unit.id_column is not None else None
 
     @property
     def max_rows_per_person(self) -> int:

@@ -28,8 +28,18 @@ from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.loading import COLUMN_KINDS
 from dpdash.mechanisms import DiscreteGaussian, Gaussian, RandomizedResponse
+from dpdash.published import Accuracy, numeric_accuracy, selection_accuracy
 from dpdash.queries import CompositeQuery, Query, SelectionQuery
-from dpdash.release import MECHANISMS, OPTIONS, Release, calibrate, check_options, mechanism_class
+from dpdash.release import (
+    MECHANISMS,
+    OPTIONS,
+    Release,
+    calibrate,
+    check_options,
+    mechanism_class,
+    postprocess_is_integer,
+    postprocess_values,
+)
 
 __all__ = ["SimulatedRelease", "escape_cell", "release_csv", "release_script", "simulate_release"]
 
@@ -44,16 +54,24 @@ def escape_cell(value: object) -> object:
 
 
 def release_csv(release: Release) -> str:
-    """label, released value, ± half-width (with its confidence): one row per released value."""
+    """label, released value, ± each value (with its confidence), and with several values the ± for
+    all of them at once: one row per released value, the ± the release states (``dpdash.published``)
+    in the values' units, its meaning in the header."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    confidence = release.accuracy.confidence
-    writer.writerow(["label", "released value", f"± half-width at {confidence:g} confidence"])
-    widths = release.accuracy.half_widths
+    accuracy = release.accuracy
+    joint = accuracy.joint_half_width if len(release.values) > 1 else None
+    header = ["label", "released value", accuracy.column_label]
+    if joint is not None:
+        header.append(
+            f"± all {len(release.values)} values at once ({accuracy.confidence * 100:.4g}% confidence)"
+        )
+    writer.writerow(header)
+    widths = accuracy.half_widths
     for i, (label, value) in enumerate(zip(release.labels, release.values, strict=False)):
         width = widths[i] if i < len(widths) else ""
         cell = value if isinstance(value, numbers.Number) else escape_cell(str(value))
-        writer.writerow([escape_cell(str(label)), cell, width])
+        writer.writerow([escape_cell(str(label)), cell, width] + ([joint] if joint is not None else []))
     return buffer.getvalue()
 
 
@@ -165,15 +183,13 @@ def preview(table) -> None:
     """Simulated values (numpy, not release-grade); spends nothing, reads no budget."""
     simulated = simulate_release(
         query_from_dict(QUERY), MECHANISM, table, epsilon=EPSILON, delta=DELTA, confidence=CONFIDENCE,
-        options=OPTIONS,
+        postprocess=POSTPROCESS, options=OPTIONS,
     )
     print("SIMULATED PREVIEW: not a release, no budget spent; do not publish these numbers.")
     print(f"Would release: {RELEASE}")
     for label, value, width in zip(simulated.labels, simulated.values, simulated.half_widths):
         print(f"simulated {label}: {value} ± {width}")
-    print(simulated.definition)
-    if POSTPROCESS:
-        print(f"A real run also applies the post-processing {', '.join(POSTPROCESS)}.")
+    print(simulated.accuracy.column_label + ": " + simulated.definition)
 
 
 def spend_and_release(table, ledger_path: Path) -> None:
@@ -203,7 +219,7 @@ def spend_and_release(table, ledger_path: Path) -> None:
     )
     for label, value, width in zip(result.labels, result.values, result.accuracy.half_widths):
         print(f"{label}: {value} ± {width}")
-    print(result.accuracy.definition)
+    print(result.accuracy.column_label + ": " + result.accuracy.definition)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,13 +350,21 @@ class SimulatedRelease:
     """What a release could look like: numpy draws from the mechanism's noise law, for previews only.
 
     Not a release: nothing was spent and the draws are not release-grade, so these values must never be
-    published. ``half_widths`` and ``definition`` are the accuracy the real release would state.
+    published. ``accuracy`` is the ± a real release with these values would state (``dpdash.published``,
+    the same function), ``half_widths`` and ``definition`` its parts.
     """
 
     labels: tuple[str, ...]
     values: tuple[Any, ...]
-    half_widths: tuple[float, ...]
-    definition: str
+    accuracy: Accuracy
+
+    @property
+    def half_widths(self) -> tuple[float, ...]:
+        return self.accuracy.half_widths
+
+    @property
+    def definition(self) -> str:
+        return self.accuracy.definition
 
 
 def simulate_release(
@@ -351,11 +375,13 @@ def simulate_release(
     epsilon: float,
     delta: float | None = None,
     confidence: float = 0.95,
+    postprocess: Sequence[str] = (),
     options: Mapping[str, Any] | None = None,
     rng: np.random.Generator | int | None = None,
 ) -> SimulatedRelease:
     """One possible release of ``query`` on ``df``, calibrated as ``release`` calibrates it, drawn with
-    the mechanisms' fast ``simulate`` (numpy): a preview that spends nothing (before any post-processing).
+    the mechanisms' fast ``simulate`` (numpy), post-processed as ``release`` would, with the ± a release
+    of these values would state: a preview that spends nothing.
 
     Raises:
         ParameterError: what ``release`` refuses (unsuitable mechanism, bad parameters), and randomized
@@ -373,38 +399,35 @@ def simulate_release(
     evaluation = query.evaluate(df)
     if isinstance(query, SelectionQuery):
         count = len(query.selections)
-        values, widths = [], []
+        values, selectors = [], []
         for u, sensitivity in zip(evaluation.utilities or (), query.utility_sensitivities, strict=True):
             mech = cls(**extra, epsilon=epsilon / count, sensitivity=sensitivity, monotone=query.monotone)
             index = int(mech.simulate([int(x) for x in u], 1, generator)[0])
             values.append(query.candidates[index])
-            widths.append(float(mech.utility_gap(confidence ** (1.0 / count), len(query.candidates))))
-        definition = (
-            f"with probability ≥ {confidence:g}, each selected candidate's utility is within g of the best "
-            f"candidate's (utility unit: {query.utility_unit})"
-        )
-        return SimulatedRelease(tuple(query.selections), tuple(values), tuple(widths), definition)
+            selectors.append(mech)
+        accuracy, _ = selection_accuracy(query, selectors, evaluation.utilities or (), confidence)
+        return SimulatedRelease(tuple(query.selections), tuple(values), accuracy)
     if cls in (Gaussian, DiscreteGaussian) and delta is None:
         raise ParameterError(f"delta is required for the {cls.__name__} mechanism, got delta=None")
     pieces = calibrate(query, cls, df, epsilon=epsilon, delta=delta or 0.0, options=extra)
     truth = evaluation.pieces if isinstance(query, CompositeQuery) else {"answer": evaluation.values}
-    piece_confidence = confidence ** (1.0 / len(pieces))
-    noisy, halves = {}, {}
+    noisy = {}
     for piece in pieces:
         true = np.asarray(truth[piece.name])
         noisy[piece.name] = np.asarray(piece.mechanism.simulate(true, 1, generator))[0].reshape(true.shape)
-        k = piece.query.dimension
-        halves[piece.name] = np.full(k, piece.mechanism.release_accuracy(piece_confidence, k))
     if isinstance(query, CompositeQuery):
         drawn = np.atleast_1d(query.combine(noisy)).ravel()
-        widths = np.atleast_1d(query.error_bound(noisy, halves)).ravel()
-        definition = f"with probability ≥ {confidence:g}, every value is within ±a of the true value (bound)"
     else:
-        drawn, widths = np.asarray(noisy["answer"]).ravel(), halves["answer"]
-        definition = f"Pr[all {len(widths)} values within ±a of the true values] ≥ {confidence:g}"
+        drawn = np.asarray(noisy["answer"]).ravel()
+    steps = tuple(postprocess)
+    shown: Sequence[Any] = drawn.tolist()
+    if steps:
+        shown = list(postprocess_values(steps, query, drawn))
+        if postprocess_is_integer(steps, drawn.dtype.kind in "iu"):
+            shown = [int(v) for v in shown]
+    accuracy, _, _ = numeric_accuracy(query, pieces, noisy, confidence=confidence, postprocess=steps)
     return SimulatedRelease(
         tuple(str(label) for label in query.labels),  # type: ignore[attr-defined]
-        tuple(v.item() for v in drawn),
-        tuple(float(w) for w in widths),
-        definition,
+        tuple(v.item() if isinstance(v, np.generic) else v for v in shown),
+        accuracy,
     )

@@ -9,8 +9,9 @@ for them explicitly and derives every sensitivity from them (``dpdash.queries``)
   of rows, stay the same);
 - the **unit of privacy** (:class:`Facts`): at most ``c = rows_per_person`` rows belong to one person.
   With an ``id_column`` dpdash *enforces* it by truncation (each id keeps c of its rows chosen by
-  :func:`truncation_order`, a fixed function of the values, never of the row order; rows without an id
-  are dropped, since they cannot be attributed to anyone); without one, the bound is *trusted* as
+  :func:`truncation_order`, a uniform choice of each person's rows that is a fixed function of them,
+  never of the row order; rows without an id are dropped, since they cannot be attributed to anyone);
+  without one, the bound is *trusted* as
   declared, and every release says so;
 - per column: clamping :class:`Bounds`, category lists and :class:`Bins` (held by each query spec).
 
@@ -25,7 +26,6 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import numbers
@@ -40,6 +40,7 @@ import pandas as pd
 
 from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.truncation_keys import row_keys
 
 __all__ = [
     "MAX_GROUPS",
@@ -47,6 +48,7 @@ __all__ = [
     "Bins",
     "Bounds",
     "Facts",
+    "GroupBounds",
     "Neighbours",
     "Truncation",
     "categories_tuple",
@@ -147,7 +149,7 @@ class Facts:
         if self.enforced:
             unit = (
                 f"at most {rows} per person, enforced by truncation on column {self.id_column!r} "
-                f"({rows} per id kept, picked by a hash of the id and the values, not by table order)"
+                f"({rows} per id kept, a uniform choice by a hash of the id and each row, not by table order)"
             )
         else:
             unit = f"at most {rows} per person, trusted as declared (no id column, not enforced)"
@@ -174,13 +176,16 @@ class Facts:
             columns = [c for c in df.columns if c != self.id_column]
         counts = np.bincount(codes[~missing]) if (~missing).any() else np.zeros(0, dtype=np.int64)
         keep = ~missing
-        if (counts > self.rows_per_person).any():  # someone has more than c rows: rank each id's rows
+        over = np.zeros(n, dtype=bool)  # the rows of people with more than c rows: only they are ranked
+        over[~missing] = counts[codes[~missing]] > self.rows_per_person
+        if over.any():
             read = [c for c in dict.fromkeys(columns) if c != self.id_column]
-            order = truncation_order(df, read, self.id_column)
-            ranked = pd.Series(codes[order])
-            rank = np.empty(n, dtype=np.int64)
+            some = df[over]
+            order = truncation_order(some, read, self.id_column)
+            ranked = pd.Series(codes[over][order])
+            rank = np.empty(len(some), dtype=np.int64)
             rank[order] = ranked.groupby(ranked.to_numpy(), sort=False).cumcount().to_numpy()
-            keep &= rank < self.rows_per_person
+            keep[over] = rank < self.rows_per_person
         kept = df[keep]
         truncated = int((~missing & ~keep).sum())
         report = Truncation(
@@ -207,6 +212,50 @@ class Facts:
             rows_per_person=data.get("rows_per_person", 1),
             id_column=data.get("id_column"),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class GroupBounds:
+    """Per-group contribution bounds of a grouping column, declared by the data owner: a person touches
+    at most ``max_groups`` (k) groups and adds at most ``max_rows_per_group`` (m) rows to each.
+
+    A histogram or group-by that declares them has ℓ1 sensitivity k·m, ℓ2 √k·m and m per group (add/
+    remove; MATH.md), instead of what c rows per person give; counting distinct persons per group is the
+    case m = 1. They are enforced by truncation on the id column (``dpdash.group_truncation``), so they
+    need one. Tumult's MaxGroupsPerID/MaxRowsPerGroupPerID and PipelineDP's max_partitions_contributed/
+    max_contributions_per_partition are the same bounds.
+
+    >>> GroupBounds(2, 1).to_list()
+    [2, 1]
+    """
+
+    max_groups: int
+    max_rows_per_group: int
+
+    def __post_init__(self) -> None:
+        for name in ("max_groups", "max_rows_per_group"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ParameterTypeError(f"{name} must be an integer >= 1, got {name}={value!r}")
+            if not (math.isfinite(value) and value >= 1 and value == math.floor(value)):
+                raise ParameterError(f"{name} must be an integer >= 1, got {name}={value!r}")
+            object.__setattr__(self, name, int(value))
+
+    @classmethod
+    def of(cls, value: object) -> GroupBounds:
+        """From a ``GroupBounds``, a pair (k, m) or a dict with ``max_groups`` and ``max_rows_per_group``."""
+        if isinstance(value, GroupBounds):
+            return value
+        if isinstance(value, dict):
+            return cls(value.get("max_groups"), value.get("max_rows_per_group"))  # type: ignore[arg-type]
+        if isinstance(value, tuple | list) and len(value) == 2:
+            return cls(value[0], value[1])
+        raise ParameterTypeError(
+            f"group_bounds must be a pair (max_groups k, max_rows_per_group m), got group_bounds={value!r}"
+        )
+
+    def to_list(self) -> list[int]:
+        return [self.max_groups, self.max_rows_per_group]
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,91 +381,27 @@ def categories_tuple(values: object, name: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
-#: The multiplier of the numeric scramble in :func:`truncation_order`: the double nearest (√5 − 1)/2.
-SCRAMBLE = 0.6180339887498949
-#: A number's code is floor(u · 2³²) + 2³² (exact: power-of-two scalings; never 0).
-BUCKETS = 2.0**32
-#: A string's code is read from the first CODE_DIGITS hex digits of its MD5, in base CODE_BASE.
-CODE_DIGITS = 4
-CODE_BASE = 128
-#: A string id's unit is its code over 2²⁸ (128⁴: every code is below it).
-STRING_SCALE = float(CODE_BASE**CODE_DIGITS)
-
-
 def truncation_order(df: pd.DataFrame, columns: Sequence[str], id_column: str) -> np.ndarray:
-    """The row order in which truncation keeps each person's first c rows: a function of the values.
+    """The row order in which truncation keeps each person's first c rows: a uniform choice of each
+    person's rows that is a fixed function of them (never of the row order).
 
-    The rule, identical in pandas and in every engine (``dpdash.engines.truncation``):
-
-    - a number v (bool as 0/1) has the unit u(v) = y − floor(y), y = float64(v)·0.6180339887498949 (u = 1
-      when y is not finite), and the code N(v) = floor(u(v)·2³²) + 2³²;
-    - a string s has the code N(s) = Σᵢ ascii(hᵢ)·128ⁱ over the first four hex digits h₀…h₃ of the MD5 of
-      its UTF-8 text (so 1.0·10⁸ ≤ N(s) < 2²⁸);
-    - the person's unit p is u(id) for a number id, N(id)/2²⁸ for a string id.
-
-    Each column the query reads, in the query's order, gives three keys, and rows sort by all of them:
-    (1) missing: 0, or 1 when the value is missing (None, NaN), so present values are kept first;
-    (2) k = frac(p·N(value)) in doubles (0 when missing); (3) the value itself (only equal values, or the
-    rare equal k, tie).
+    Rows sort by the key H(id, v₁ … v_k, j) of :mod:`dpdash.truncation_keys` (a keyed hash of the id, the
+    values of ``columns`` and the occurrence j of the row among the person's rows equal on them), then by
+    each column's missing flag and value, then j. Each person's first c rows in this order are kept.
 
     Why: the order of the rows in a file is not a property of the data (engines read in parallel), so it
-    cannot choose the rows. Sorting by the values would keep each person's smallest values, and a hash of
-    the value alone would prefer the same values for everyone (in a histogram of four regions, one region
-    got 86 of 99 kept rows). frac(p·N) for distinct large integers N is, as p varies over people, as good
-    as an independent uniform draw per value, so each person's rows are picked as if at random and what
-    is kept is not biased towards any value (``tests/queries/test_queries.py`` checks the shares). It is a
-    function of that person's rows only, so the sensitivities are unchanged. A string's MD5 does not
-    involve the id, so an engine hashes each distinct value once (a Parquet dictionary) rather than every
-    row: at 10⁸ rows this made truncation 3.6x faster than an MD5 of id and value per row. Only IEEE
-    multiplication, floor, integer arithmetic, ASCII codes and MD5 are used (the same in numpy, DuckDB,
-    PostgreSQL and Spark), never a formatted float or an engine's own hash. Strings compare by code point
-    (PostgreSQL needs the "C" collation).
+    cannot choose the rows. A key of the value alone (or of the person and the value) keeps or drops a
+    person's equal values together, which skews any histogram of a category people repeat (a per-cell
+    skew of ±7 % on a panel, before this rule); a key computed in doubles from a 64-bit id loses the id
+    past 2⁵³. The hash, in exact integer arithmetic, makes each person's keys behave as independent
+    uniform draws, so a person with n rows keeps each with probability min(1, c/n)
+    (``tests/queries/test_truncation_bias.py`` checks every cell against that expectation).
     """
-    _, id_code, _, id_unit = _codes(df[id_column])
-    unit = id_unit if id_unit is not None else id_code / STRING_SCALE
-    keys: list[np.ndarray] = []
-    for column in columns:
-        gone, code, value, _ = _codes(df[column])
-        with np.errstate(invalid="ignore", over="ignore"):
-            k = unit * code
-            k = np.where(gone, 0.0, k - np.floor(k))
-        keys.extend([gone.astype(np.int8), k, value])
-    if not keys:
-        return np.arange(len(df))
-    frame = pd.DataFrame({str(i): k for i, k in enumerate(keys)})
+    ids = df[id_column]
+    keys, ties = row_keys(ids, [df[column] for column in columns])
+    person, _ = pd.factorize(ids)
+    frame = pd.DataFrame({"person": person, "key": keys, **{str(i): t for i, t in enumerate(ties)}})
     return frame.sort_values(list(frame.columns), kind="stable").index.to_numpy()
-
-
-def string_code(text: str) -> int:
-    """N(s) of :func:`truncation_order`: the ASCII codes of the first four hex digits of MD5(s), base 128."""
-    digest = hashlib.md5(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return sum(ord(digest[i]) * CODE_BASE**i for i in range(CODE_DIGITS))
-
-
-def _codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """(missing, code N, value, unit u or None for strings) of one column, as in
-    :func:`truncation_order`; a missing value has code 0 and value 0 (or "")."""
-    missing = series.isna().to_numpy()
-    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        values = series.to_numpy(dtype=float, na_value=np.nan)
-    else:
-        objects = series.to_numpy(dtype=object)
-        present = objects[~missing]
-        if all(isinstance(v, numbers.Real) for v in present):
-            values = np.where(missing, np.nan, objects).astype(float)
-        else:
-            text = np.array(
-                ["" if m else str(v) for v, m in zip(objects, missing, strict=True)], dtype=object
-            )
-            codes, uniques = pd.factorize(text)  # hash each distinct value once
-            table = np.array([float(string_code(t)) for t in uniques])
-            return missing, np.where(missing, 0.0, table[codes]), text, None
-    values = np.where(missing, 0.0, values)
-    with np.errstate(invalid="ignore", over="ignore"):
-        y = values * SCRAMBLE
-        unit = np.where(np.isfinite(y), y - np.floor(y), 1.0)
-    code = np.floor(unit * BUCKETS) + BUCKETS
-    return missing, np.where(missing, 0.0, code), values, unit
 
 
 def _fmt(x: float) -> str:

@@ -5,17 +5,19 @@ land (a quantile dotplot: Kay et al. 2016, used for DP releases by the ViP inter
 from the truth (±a at a confidence, and relative error), how likely is a noisy count to go negative, or
 to land on the other side of a threshold that matters.
 
-Two kinds of numbers, always labelled (``PreviewAccuracy.method``):
+The ± is the one a release states, computed by the same function (``dpdash.published``, whose
+docstring defines it for every kind of query), always labelled (``PreviewAccuracy.method``):
 
-- **exact**, where a closed form exists: one noisy answer per value and no post-processing (the
-  mechanisms' exact half-widths, ``dpdash.accuracy``), and selections (quantiles: the exact chance of
-  each public candidate);
-- **simulated**, for everything computed from noisy pieces or post-processed (a mean = noisy sum /
-  noisy count, a variance, rounding, clamping): ``preview_accuracy`` draws ``SIMULATION_DRAWS`` possible
-  releases with the fast numpy sampler (``NoiseMechanism.simulate``, seeded with
-  ``SIMULATION_SEED``), through the same calibration (``dpdash.release.calibrate``), the same
-  combination and the same post-processing code (``dpdash.release.postprocess_values``) as the
-  release, and reads ±a off the draws, with its Monte Carlo standard error.
+- **exact**, where a closed form exists: one noisy answer per value (the mechanisms' exact
+  half-widths, ``dpdash.accuracy``; plus half a step per rounding: **exact + rounding**), and
+  selections (quantiles: the exact chance of each public candidate);
+- **simulated**, for everything computed from noisy pieces or post-processed without a closed form (a
+  mean = noisy sum / noisy count, a variance): ``SIMULATION_DRAWS`` possible releases drawn with the
+  fast numpy sampler (``NoiseMechanism.simulate``, seeded with ``SIMULATION_SEED``), through the same
+  calibration (``dpdash.release.calibrate``), the same combination and the same post-processing code
+  (``dpdash.release.postprocess_values``) as the release, with ±a read off the draws and its Monte
+  Carlo standard error. The preview centres the draws on the true values (owner only); the release
+  states the same function at its released pieces, which are public (``dpdash.published``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,16 @@ import numpy.typing as npt
 from dpdash import _validation as check
 from dpdash.errors import ParameterError
 from dpdash.mechanisms.base import NoiseMechanism
+from dpdash.published import (
+    SIMULATION_DRAWS,
+    SIMULATION_SEED,
+    Accuracy,
+    noise_accuracy,
+    numeric_accuracy,
+    read_half_widths,
+    simulate_releases,
+    simulation_draws,
+)
 
 __all__ = [
     "DOTS",
@@ -52,14 +64,6 @@ __all__ = [
 
 #: Dots in a quantile dotplot (ViP used 20–50; UX.md asks for 25).
 DOTS = 25
-#: Possible releases a simulated preview draws (fewer when there are many values: at most
-#: ``_SIMULATION_NUMBERS`` numbers in all, and never fewer than ``_SIMULATION_MIN_DRAWS`` draws).
-SIMULATION_DRAWS = 4_000
-SIMULATION_SEED = 20261122
-_SIMULATION_NUMBERS = 2_000_000
-_SIMULATION_MIN_DRAWS = 400
-#: z of the two-sided 95% normal interval, for the Monte Carlo error of a simulated half-width.
-_Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +77,8 @@ class PreviewAccuracy:
         half_widths: a_i per value: Pr[|released_i − true_i| ≤ a_i] ≥ c (exact), or the c-quantile of
             |released_i − true_i| over the draws (simulated).
         joint_half_width: a for all values at once: Pr[max_i |released_i − true_i| ≤ a] ≥ c.
-        method: ``"exact"`` or ``"simulated"``.
+        method: ``"exact"``, ``"exact + rounding"`` (exact noise, plus half a step per rounding) or
+            ``"simulated"``.
         definition: what the numbers mean, in words (the confidence, exact or simulated with N seeded
             draws and the Monte Carlo standard error).
         dots: (k, DOTS) possible released values, each dot 1/DOTS of the probability.
@@ -82,6 +87,8 @@ class PreviewAccuracy:
             quantile estimated by order statistics: half its width / 1.96).
         mechanism: exact only: the mechanism whose noise law gives the chances.
         samples: simulated only: the (draws, k) possible released values.
+        stated: the ± a release states for these settings (``dpdash.published``), which
+            ``half_widths`` and ``joint_half_width`` are (simulated ones at the true values here).
     """
 
     confidence: float
@@ -96,12 +103,13 @@ class PreviewAccuracy:
     mc_error: float | None = None
     mechanism: NoiseMechanism | None = field(default=None, repr=False)
     samples: np.ndarray | None = field(default=None, repr=False)
+    stated: Accuracy | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
-        """A short label for the ±: "exact" or "simulated (N draws, MC error ≈ x)"."""
-        if self.method == "exact":
-            return "exact"
+        """A short label for the ±: "exact", "exact + rounding" or "simulated (N draws, MC error ≈ x)"."""
+        if self.method != "simulated":
+            return self.method
         return f"simulated: {self.draws:,} seeded draws, Monte Carlo error ≈ {self.mc_error:.2g}"
 
     def relative_errors(self) -> np.ndarray:
@@ -194,79 +202,23 @@ def relative_error(half_width: float, true_values: npt.ArrayLike) -> np.ndarray:
 def exact_accuracy(
     mechanism: NoiseMechanism, true_values: npt.ArrayLike, confidence: float = 0.95
 ) -> PreviewAccuracy:
-    """The exact ± of one noisy answer per value, without post-processing: the half-width of the noise
-    ``release()`` adds (``release_accuracy``: exact for integer noise; for real answers exact for the
-    noise on the release grid plus half a grid step)."""
+    """The exact ± of one noisy answer per value, without post-processing: the ± a release of these
+    values states (``dpdash.published.noise_accuracy``: exact for integer noise; for real answers exact
+    for the noise on the release grid plus half a grid step), with the exact quantile dots."""
     truth = _answers(true_values)
-    c = check.open_unit(confidence, "confidence")
-    k = truth.size
-    each = float(mechanism.release_accuracy(c, 1))
-    joint = float(mechanism.release_accuracy(c, k))
-    definition = (
-        f"exact: each value is within ±a of its true value with probability {c:.0%}"
-        + (f", and all {k} at once within ±{joint:.4g}" if k > 1 else "")
-        + f" ({mechanism.name}, scale {mechanism.scale:.4g}"
-        + ("" if mechanism.integer_valued else "; includes half a step of the release grid")
-        + ")"
-    )
+    stated = noise_accuracy(mechanism, truth.size, confidence)
+    assert stated is not None  # no post-processing: always exact
     return PreviewAccuracy(
-        confidence=c,
+        confidence=stated.confidence,
         truth=truth,
-        half_widths=np.full(k, each),
-        joint_half_width=joint,
+        half_widths=np.asarray(stated.half_widths, dtype=float),
+        joint_half_width=float(stated.joint_half_width or 0.0),
         method="exact",
-        definition=definition,
+        definition=stated.definition,
         dots=quantile_dots(mechanism, truth),
         mechanism=mechanism,
+        stated=stated,
     )
-
-
-def simulation_draws(k: int) -> int:
-    """The number of draws a simulated preview of k values uses: ``SIMULATION_DRAWS``, fewer for
-    very many values (memory), never fewer than 400."""
-    return max(_SIMULATION_MIN_DRAWS, min(SIMULATION_DRAWS, _SIMULATION_NUMBERS // max(k, 1)))
-
-
-def simulate_releases(
-    query: Any,
-    pieces: Sequence[Any],
-    true_pieces: Mapping[str, npt.ArrayLike],
-    *,
-    postprocess: Sequence[str] = (),
-    draws: int = SIMULATION_DRAWS,
-    rng: np.random.Generator | int = SIMULATION_SEED,
-) -> np.ndarray:
-    """``draws`` possible published answers, shape (draws, k): each calibrated piece
-    (``dpdash.release.calibrate``) drawn with the fast numpy sampler around its true value, combined
-    as the query combines them (a mean: centre + noisy centred sum / max(noisy count, 1)), then
-    post-processed with ``dpdash.release.postprocess_values``. For previews only, never published.
-
-    ``true_pieces`` maps each piece's name to its true values (``{"answer": values}`` for a query of
-    one piece; ``Evaluation.pieces`` for a composite query).
-    """
-    from dpdash.queries import CompositeQuery
-    from dpdash.release import postprocess_values
-
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    n = check.positive_int(draws, "draws")
-    noisy = {}
-    for piece in pieces:
-        truth = np.atleast_1d(np.asarray(true_pieces[piece.name]))
-        noisy[piece.name] = np.asarray(piece.mechanism.simulate(truth, n, rng=generator), dtype=float)
-    if isinstance(query, CompositeQuery):
-        values = np.asarray(query.combine(noisy), dtype=float)
-    else:
-        values = noisy["answer"]
-    if postprocess:
-        values = postprocess_values(postprocess, query, values)
-    return values.reshape(n, -1)
-
-
-def _order_statistic(sorted_values: np.ndarray, rank: float) -> np.ndarray:
-    """The value at 1-based ``rank`` (clipped to 1..N) along axis 0 of sorted draws."""
-    n = sorted_values.shape[0]
-    index = int(min(max(math.ceil(rank), 1), n)) - 1
-    return sorted_values[index]
 
 
 def simulated_accuracy(
@@ -276,49 +228,47 @@ def simulated_accuracy(
     *,
     seed: int | None = SIMULATION_SEED,
     what: str = "",
+    stated: Accuracy | None = None,
 ) -> PreviewAccuracy:
-    """±a read off simulated releases: per value the ⌈cN⌉-th smallest |released_i − true_i| of the N
-    draws, for all values at once the same order statistic of max_i |released_i − true_i|. Its Monte
-    Carlo standard error is (hi − lo)/(2·1.96), where [lo, hi] are the order statistics of ranks
-    cN ∓ 1.96·√(N·c·(1 − c)): a distribution-free 95% interval for the true quantile (the rank of the
-    true quantile among the draws is Binomial(N, c))."""
+    """±a read off simulated releases (``dpdash.published.read_half_widths``: per value the ⌈cN⌉-th
+    smallest |released_i − true_i| of the N draws, for all values at once the same order statistic of
+    the largest error), with its Monte Carlo standard error. ``stated``: the accuracy a release states
+    for these settings when it was computed apart (its numbers are then the ones shown)."""
     draws = np.asarray(samples, dtype=float)
     truth = _answers(true_values)
-    if draws.ndim != 2 or draws.shape[1] != truth.size:
-        raise ParameterError(f"samples must have shape (draws, {truth.size}), got {draws.shape}")
     c = check.open_unit(confidence, "confidence")
-    n = draws.shape[0]
-    errors = np.sort(np.abs(draws - truth[None, :]), axis=0)
-    each = _order_statistic(errors, c * n)
-    joint_errors = np.sort(np.max(np.abs(draws - truth[None, :]), axis=1))
-    joint = float(_order_statistic(joint_errors, c * n))
-    spread = _Z95 * math.sqrt(n * c * (1.0 - c))
-    low = float(_order_statistic(joint_errors, c * n - spread))
-    high = float(_order_statistic(joint_errors, c * n + spread))
-    mc_error = (high - low) / (2.0 * _Z95)
+    widths = read_half_widths(draws, truth, c)
     levels = (np.arange(DOTS) + 0.5) / DOTS
     dots = np.quantile(draws, levels, axis=0, method="inverted_cdf").T
-    k = truth.size
-    definition = (
-        f"simulated preview{what}: {c:.0%} of {n:,} possible releases (seeded numpy draws"
-        + (f", seed {seed}" if seed is not None else "")
-        + ", through the same calibration, combination and post-processing as the release) have each "
-        "value within ±a of its true value"
-        + (f", and all {k} at once within ±{joint:.4g}" if k > 1 else "")
-        + f"; Monte Carlo standard error of ±a ≈ {mc_error:.2g} (95% interval [{low:.4g}, {high:.4g}])"
-    )
+    k, n = truth.size, widths.draws
+    if stated is None:
+        definition = (
+            f"simulated preview{what}: {c:.0%} of {n:,} possible releases (seeded numpy draws"
+            + (f", seed {seed}" if seed is not None else "")
+            + ", through the same calibration, combination and post-processing as the release) have each "
+            "value within ±a of its true value"
+            + (f", and all {k} at once within ±{widths.joint:.4g}" if k > 1 else "")
+            + f"; Monte Carlo standard error of ±a ≈ {widths.mc_error:.2g} (95% interval "
+            f"[{widths.low:.4g}, {widths.high:.4g}])"
+        )
+        each, joint, method = widths.each, widths.joint, "simulated"
+    else:
+        definition, method = stated.definition, "simulated" if stated.method == "simulated" else stated.method
+        each = np.asarray(stated.half_widths, dtype=float)
+        joint = float(stated.joint_half_width if stated.joint_half_width is not None else widths.joint)
     return PreviewAccuracy(
         confidence=c,
         truth=truth,
         half_widths=np.asarray(each, dtype=float),
-        joint_half_width=joint,
-        method="simulated",
+        joint_half_width=float(joint),
+        method=method,
         definition=definition,
         dots=dots,
         draws=n,
         seed=seed,
-        mc_error=mc_error,
+        mc_error=widths.mc_error if method == "simulated" else None,
         samples=draws,
+        stated=stated,
     )
 
 
@@ -333,10 +283,13 @@ def preview_accuracy(
     draws: int | None = None,
     seed: int = SIMULATION_SEED,
 ) -> PreviewAccuracy:
-    """The ± of what ``release`` will publish for a numeric query, from its calibrated ``pieces``
-    (``dpdash.release.calibrate``): exact for one noisy answer per value and no post-processing,
-    otherwise simulated (``simulate_releases``, ``simulated_accuracy``) with ``draws`` seeded draws
-    (default ``simulation_draws(k)``). The one helper the app's preview, release page and planner use.
+    """The ± ``release`` will publish for a numeric query, from its calibrated ``pieces``
+    (``dpdash.release.calibrate``), by the one function that computes it
+    (``dpdash.published.numeric_accuracy``): exact for one noisy answer per value (plus half a step per
+    rounding), otherwise simulated with ``draws`` seeded draws (default ``simulation_draws(k)``), here at
+    the true values (owner only; a release states the same function at its released pieces). With
+    post-processing the dots and chances come from the simulation around the true values. The one helper
+    the app's preview, release page and planner use.
 
     >>> import pandas as pd
     >>> from dpdash.queries import Mean
@@ -350,21 +303,17 @@ def preview_accuracy(
     """
     truth = _answers(true_values)
     steps = tuple(postprocess)
-    if len(pieces) == 1 and pieces[0].name == "answer" and not steps:
-        return exact_accuracy(pieces[0].mechanism, truth, confidence)
     parts = true_pieces if true_pieces is not None else {"answer": truth}
-    n = simulation_draws(truth.size) if draws is None else check.positive_int(draws, "draws")
-    samples = simulate_releases(query, pieces, parts, postprocess=steps, draws=n, rng=seed)
-    what = ""
-    if steps:
-        from dpdash.release import describe_postprocessing
-
-        what = (
-            " of the post-processed values ("
-            + "; then ".join(describe_postprocessing(s) for s in steps)
-            + ")"
-        )
-    return simulated_accuracy(samples, truth, confidence, seed=seed, what=what)
+    stated, samples, _ = numeric_accuracy(
+        query, pieces, parts, confidence=confidence, postprocess=steps,
+        at="the true values (owner only)", draws=draws, seed=seed,
+    )  # fmt: skip
+    if samples is None and not steps:
+        return exact_accuracy(pieces[0].mechanism, truth, confidence)
+    if samples is None:  # exact ± with a rounding allowance: the dots from the simulation
+        n = simulation_draws(truth.size) if draws is None else check.positive_int(draws, "draws")
+        samples = simulate_releases(query, pieces, parts, postprocess=steps, draws=n, rng=seed)
+    return simulated_accuracy(samples, truth, confidence, seed=seed, stated=stated)
 
 
 # ---- selections (quantiles, mode): exact -------------------------------------------------------------
@@ -374,15 +323,13 @@ def selection_half_width(
     probabilities: npt.ArrayLike, candidates: npt.ArrayLike, truth: float, confidence: float = 0.95
 ) -> float:
     """Exact: the smallest a with Pr[|picked candidate − truth| ≤ a] ≥ c, from the selection
-    mechanism's exact chances of each public candidate."""
-    p = np.asarray(probabilities, dtype=float)
-    values = np.asarray(candidates, dtype=float)
+    mechanism's exact chances of each public candidate (a release states it around the best public
+    candidate: ``dpdash.published.selection_accuracy``)."""
+    from dpdash.published import _half_width
+
     c = check.open_unit(confidence, "confidence")
-    errors = np.abs(values - float(truth))
-    order = np.argsort(errors, kind="stable")
-    covered = np.cumsum(p[order])
-    index = int(np.searchsorted(covered, c * (1 - 1e-12) * covered[-1]))
-    return float(errors[order][min(index, values.size - 1)])
+    errors = np.abs(np.asarray(candidates, dtype=float) - float(truth))
+    return _half_width(np.asarray(probabilities, dtype=float), errors, c)
 
 
 def selection_dots(probabilities: npt.ArrayLike, candidates: npt.ArrayLike, dots: int = DOTS) -> np.ndarray:

@@ -52,6 +52,7 @@ from dpdash.mechanisms import (
     VectorMechanism,
     Wishart,
 )
+from dpdash.published import Accuracy, numeric_accuracy, selection_accuracy
 from dpdash.queries import (
     CompositeQuery,
     DataReport,
@@ -121,8 +122,8 @@ OPTIONS: dict[type, tuple[str, ...]] = {
 
 #: Post-processing steps, by name, and what each does. Post-processing costs no privacy. A step with a
 #: parameter is written ``"name:parameter"`` (``"round_decimals:2"``, ``"round_significant:3"``) and
-#: recorded so. ``Release.accuracy`` is stated for the noisy values before post-processing; the ± of the
-#: post-processed values is ``dpdash.preview.preview_accuracy`` (a stated, seeded simulation).
+#: recorded so. ``Release.accuracy`` is the ± of the published (post-processed) values, as
+#: ``dpdash.published`` defines it (and the preview states it).
 POSTPROCESSING: dict[str, str] = {
     "clamp_nonnegative": "every value v ↦ max(v, 0) (counts and sums of non-negative values)",
     "round": "every value rounded to the nearest integer (ties to even)",
@@ -181,38 +182,6 @@ def _parse_step(step: object) -> tuple[str, int | None]:
 
 
 # ---- the value --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Accuracy:
-    """How close the noisy values are to the true ones, and what exactly that means.
-
-    ``half_widths`` has one entry per value (or per selection). ``method`` is ``"exact"`` (computed
-    from the exact noise law), ``"bound"`` (a closed-form bound that holds with at least the stated
-    probability) or ``"utility bound"`` (selection queries: a bound on the utility gap).
-    """
-
-    confidence: float
-    half_widths: tuple[float, ...]
-    method: str
-    definition: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "confidence": self.confidence,
-            "half_widths": list(self.half_widths),
-            "method": self.method,
-            "definition": self.definition,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Accuracy:
-        return cls(
-            confidence=float(data["confidence"]),
-            half_widths=tuple(data["half_widths"]),
-            method=str(data["method"]),
-            definition=str(data["definition"]),
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -544,7 +513,7 @@ def release(
         values = _apply(steps, query, noisy_values)
     else:
         pieces, noisy_values, accuracy = _release_numeric(
-            query, cls, df, evaluation, epsilon, delta, confidence, extra
+            query, cls, df, evaluation, epsilon, delta, confidence, extra, steps
         )
         values = _apply(steps, query, noisy_values)
 
@@ -780,21 +749,18 @@ def _release_numeric(
     delta: float,
     confidence: float,
     options: dict[str, Any],
+    steps: Sequence[str] = (),
 ) -> tuple[list[PieceRecord], tuple[Any, ...], Accuracy]:
     parts = calibrate(query, cls, df, epsilon=epsilon, delta=delta, options=options)
     true_parts = evaluation.pieces if isinstance(query, CompositeQuery) else {"answer": evaluation.values}
-    piece_confidence = confidence ** (1.0 / len(parts))
-    records, noisy, half_widths = [], {}, {}
-    exact = True
+    records, noisy = [], {}
     for part in parts:
         name, piece, share, m, mech = part.name, part.query, part.share, part.changed, part.mechanism
-        norm, k = cls.sensitivity_norm, piece.dimension
+        norm = cls.sensitivity_norm
         sensitivity = piece.sensitivity(norm)
         values = np.asarray(true_parts[name])
         drawn = mech.release(values)
         noisy[name] = drawn
-        half_widths[name] = np.full(k, mech.release_accuracy(piece_confidence, k))
-        exact = exact and mech.integer_valued
         composition = f"{share:g} of the budget" if len(parts) > 1 else "the whole budget"
         if m > 1:
             composition += f"; per coordinate ε/{m} (one person changes up to {m} coordinates)"
@@ -812,32 +778,11 @@ def _release_numeric(
                 noisy_values=tuple(_plain(v) for v in np.asarray(drawn).ravel()),
             )
         )
+    # The ± of the published values, from public things only: the noise laws, and for composite or
+    # post-processed values the released pieces (dpdash.published; the preview states the same rule).
+    accuracy, _, _ = numeric_accuracy(query, parts, noisy, confidence=confidence, postprocess=steps)
     if isinstance(query, CompositeQuery):
-        combined = query.combine(noisy)
-        bound = query.error_bound(noisy, half_widths)
-        accuracy = Accuracy(
-            confidence=confidence,
-            half_widths=tuple(float(b) for b in np.atleast_1d(bound)),
-            method="bound",
-            definition=(
-                f"with probability ≥ {confidence:g}, every value is within ±a of the true value; a is a "
-                "closed-form bound from the pieces' release half-widths at confidence "
-                f"{piece_confidence:.6g} each "
-                "(independent pieces), evaluated at the released pieces"
-            ),
-        )
-        return records, tuple(np.atleast_1d(combined).ravel()), accuracy
-    a = half_widths["answer"]
-    definition = (
-        f"Pr[all {query.dimension} released values within ±a of the true values] ≥ {confidence:g}, "  # type: ignore[attr-defined]
-        + (
-            "exact for the integer noise added"
-            if exact
-            else "exact for the noise added on the release grid, plus half a grid step for rounding"
-        )
-    )
-    widths = tuple(int(x) if exact else float(x) for x in a)
-    accuracy = Accuracy(confidence, widths, "exact" if exact else "exact + grid rounding", definition)
+        return records, tuple(np.atleast_1d(query.combine(noisy)).ravel()), accuracy
     return records, tuple(np.asarray(noisy["answer"]).ravel()), accuracy
 
 
@@ -865,14 +810,13 @@ def _release_selection(
     options: dict[str, Any],
 ) -> tuple[list[PieceRecord], list[Any], Accuracy]:
     count = len(query.selections)
-    piece_confidence = confidence ** (1.0 / count)
-    records, chosen, gaps = [], [], []
+    records, chosen, mechanisms = [], [], []
     for label, u, sensitivity in zip(query.selections, utilities, query.utility_sensitivities, strict=True):
         piece_epsilon = _piece_epsilon(epsilon, 1 / count, f"the selection {label!r}")
         mech = cls(**options, epsilon=piece_epsilon, sensitivity=sensitivity, monotone=query.monotone)
         index = mech.release([int(x) for x in u])
         chosen.append(query.candidates[index])
-        gaps.append(float(mech.utility_gap(piece_confidence, len(query.candidates))))
+        mechanisms.append(mech)
         records.append(
             PieceRecord(
                 name=label,
@@ -889,15 +833,8 @@ def _release_selection(
                 noisy_values=(index,),
             )
         )
-    accuracy = Accuracy(
-        confidence=confidence,
-        half_widths=tuple(gaps),
-        method="utility bound",
-        definition=(
-            f"with probability ≥ {confidence:g}, each selected candidate's utility is within g of the best "
-            f"candidate's (utility unit: {query.utility_unit}); a bound, from the mechanism's tail"
-        ),
-    )
+    # In the column's units, from the exact chances of each candidate (dpdash.published), as previewed.
+    accuracy, _ = selection_accuracy(query, mechanisms, utilities, confidence)
     return records, chosen, accuracy
 
 
@@ -917,6 +854,7 @@ def _release_randomized_response(
     n = int(codes.size)
     report_counts = np.bincount(reports, minlength=k)
     estimate = n * mech.estimate_from_counts(report_counts)
+    each = n * mech.accuracy(n=n, confidence=confidence)
     half = n * mech.accuracy(n=n, confidence=1.0 - (1.0 - confidence) / k)
     record = PieceRecord(
         name="answer",
@@ -932,14 +870,16 @@ def _release_randomized_response(
     )
     accuracy = Accuracy(
         confidence=confidence,
-        half_widths=(float(half),) * k,
+        half_widths=(float(each),) * k,
         method="exact per category + union bound",
         definition=(
-            f"with probability ≥ {confidence:g}, every estimated count n·π̂ is within ±a of the true count "
-            f"(missing values count as {OTHER!r}); a = n × the exact Binomial half-width of one category "
-            f"at confidence 1 − (1 − {confidence:g})/{k} (union bound over the categories), the largest "
-            "over the shares; conservative for a fixed table (Hoeffding 1956)"
+            f"with probability ≥ {confidence:g}, each estimated count n·π̂ is within ±a of its true count, "
+            f"and all {k} at once within ±{float(half):.6g} (missing values count as {OTHER!r}); a = n × the "
+            f"exact Binomial half-width of one category at confidence {confidence:g} (all at once: at "
+            f"1 − (1 − {confidence:g})/{k}, a union bound over the categories), the largest over the shares; "
+            "conservative for a fixed table (Hoeffding 1956)"
         ),
+        joint_half_width=float(half),
     )
     true = np.bincount(codes, minlength=k).astype(np.int64)
     return [record], tuple(float(x) for x in estimate), accuracy, true

@@ -98,8 +98,10 @@ def _cost(record: Release | None, group: Sequence[Entry]) -> str:
 
 
 def _values(release: Release) -> str:
-    """The release's values with their ± (at most ``MAX_VALUES``), and what the ± means."""
-    widths = list(release.accuracy.half_widths)
+    """The release's values with their ± (at most ``MAX_VALUES``), and what the ± means: per value or
+    all at once, its confidence, and the ± for all values at once (``dpdash.published``)."""
+    accuracy = release.accuracy
+    widths = list(accuracy.half_widths)
     items = []
     for i, (label, value) in enumerate(zip(release.labels, release.values, strict=False)):
         if i == MAX_VALUES:
@@ -108,8 +110,12 @@ def _values(release: Release) -> str:
         width = f" ± {figure(widths[i], 4)}" if i < len(widths) else ""
         name = f"{html.escape(str(label))}: " if len(release.values) > 1 or label else ""
         items.append(f"<li>{name}<b>{_value(value)}{width}</b></li>")
-    means = accuracy_words(release.accuracy.confidence, release.accuracy.method, len(release.values))
-    return f"<ul class=v>{''.join(items)}</ul><span class=note>{html.escape(means)}</span>"
+    means = accuracy_words(accuracy.confidence, accuracy.method, len(release.values), accuracy.scope,
+                           accuracy.joint_half_width)  # fmt: skip
+    return (
+        f"<ul class=v>{''.join(items)}</ul><span class=note>{html.escape(accuracy.column_label)}. "
+        f"{html.escape(means)}</span>"
+    )
 
 
 def released_values(published: Mapping[str, Mapping[str, Any]]) -> dict[str, Release]:

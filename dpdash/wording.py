@@ -138,7 +138,8 @@ def _technical_unit(facts: Facts) -> str:
     if facts.id_column is not None:
         how = (
             f"enforced by truncation on column {facts.id_column!r}: each id keeps {rows}, picked by a hash "
-            "of the id and the values (not table order, no value preferred), rows without an id are dropped"
+            "of the id and each row, a uniform choice of its rows (not table order, no value preferred), "
+            "rows without an id are dropped"
         )
     else:
         how = "trusted as declared: there is no person id column, so it is not checked"
@@ -216,15 +217,43 @@ def percent(probability: float) -> str:
     return f"{probability * 100:.4g}%"
 
 
-def accuracy_words(confidence: float, method: str, count: int) -> str:
-    """What a release's ± means, in one sentence (``method`` as in ``dpdash.release.Accuracy``).
+def accuracy_words(
+    confidence: float,
+    method: str,
+    count: int,
+    scope: str = "all",
+    joint_half_width: float | None = None,
+) -> str:
+    """What a release's ± means, in one sentence (``method``, ``scope`` and ``joint_half_width`` as in
+    ``dpdash.published.Accuracy``; ``scope="all"``: the ± holds for all values at once, as in records
+    made before dpdash stated both).
 
     >>> accuracy_words(0.95, "exact", 3)
     'With probability at least 95%, all 3 released values are within their ± of the true values at once.'
+    >>> accuracy_words(0.95, "exact", 3, "each", 7)[31:]
+    'each released value is within its ± of its true value; all 3 at once are within ± 7.'
     """
-    chance = f"With probability at least {percent(confidence)}"
+    chance = (
+        f"With probability {'about' if method.startswith('simulated') else 'at least'} {percent(confidence)}"
+    )
     if method == "utility bound":
         return f"{chance}, each chosen candidate's score is within ± of the best candidate's score."
+    if method == "count gap bound":
+        return f"{chance}, the chosen category's count is within ± rows of the largest count."
+    if method.endswith("selection chances"):
+        truth = "the best public candidate (the candidate closest in rank to the true quantile)"
+        if count == 1:
+            return f"{chance}, the released quantile is within ± of {truth}, in the column's units."
+        return f"{chance}, each released quantile is within its ± of {truth}, in the column's units" + (
+            f"; all {count} at once within ± {joint_half_width:.4g}." if joint_half_width is not None else "."
+        )
+    where = " (simulated at the released values)" if method == "simulated" else ""
     if count == 1:
-        return f"{chance}, the released value is within ± of the true value."
+        return f"{chance}, the released value is within ± of the true value{where}."
+    if scope == "each":
+        return f"{chance}, each released value is within its ± of its true value{where}" + (
+            f"; all {count} at once are within ± {joint_half_width:.4g}."
+            if joint_half_width is not None
+            else "."
+        )
     return f"{chance}, all {count} released values are within their ± of the true values at once."

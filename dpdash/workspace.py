@@ -96,6 +96,7 @@ def facts_to_dict(facts: PublicFacts) -> dict[str, Any]:
         "categories": {c: list(values) for c, values in facts.categories.items()},
         "unit": facts.unit.to_dict(),
         "notes": dict(facts.notes),
+        "group_bounds": {c: b.to_list() for c, b in facts.group_bounds.items()},
     }
 
 
@@ -107,13 +108,17 @@ def facts_from_dict(data: Any) -> PublicFacts:
     categories = data.get("categories", {})
     unit = data.get("unit", {})
     notes = data.get("notes", {})
-    if not all(isinstance(x, dict) for x in (bounds, categories, unit, notes)):
-        raise ParameterTypeError("facts' bounds, categories, unit and notes must be JSON objects")
+    group_bounds = data.get("group_bounds", {})
+    if not all(isinstance(x, dict) for x in (bounds, categories, unit, notes, group_bounds)):
+        raise ParameterTypeError(
+            "facts' bounds, categories, unit, notes and group bounds must be JSON objects"
+        )
     return PublicFacts(
         bounds={str(c): Bounds.of(tuple(v) if isinstance(v, list) else v, str(c)) for c, v in bounds.items()},
         categories={str(c): v for c, v in categories.items()},
         unit=Facts.from_dict(unit),
         notes={str(c): str(v) for c, v in notes.items()},
+        group_bounds={str(c): v for c, v in group_bounds.items()},
     )
 
 

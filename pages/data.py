@@ -24,7 +24,13 @@ from dpdash.loading import (
 from dpdash.wording import guarantee, protected_unit, relation_choice
 from ui.access import guard_page
 from ui.connect import connect_section
-from ui.facts_editor import read_bounds, read_categories
+from ui.facts_editor import (
+    CATEGORY_COLUMNS,
+    category_grid,
+    read_bounds,
+    read_categories,
+    read_group_bounds,
+)
 from ui.state import (
     DEFAULT_EXAMPLE,
     acting_user,
@@ -210,15 +216,10 @@ with st.form(f"data_facts_{key}"):
             "upper": st.column_config.NumberColumn("upper", help="Declared highest value (public knowledge)"),
         },
     )  # fmt: skip
-    category_rows = [
-        {"column": c, "categories": ", ".join(map(str, facts.categories.get(c, ())))}
-        for c in categorical
-        if c != facts.id_column
-    ]
     categories_table = st.data_editor(
-        pd.DataFrame(category_rows, columns=["column", "categories"]), hide_index=True,
+        category_grid(facts, [c for c in categorical if c != facts.id_column]), hide_index=True,
         disabled=["column"], key=f"data_categories_editor_{key}", width="stretch",
-        column_config={"categories": st.column_config.TextColumn("categories", help="Comma-separated")},
+        column_config=CATEGORY_COLUMNS,
     )  # fmt: skip
     unit = locked.unit if locked is not None else facts.unit
     left, middle, right = st.columns(3)
@@ -249,7 +250,8 @@ with st.form(f"data_facts_{key}"):
     if st.form_submit_button("Save the public facts"):
         bounds, problems = read_bounds(bounds_table)
         categories, more = read_categories(categories_table)
-        problems += more
+        group_bounds, wrong = read_group_bounds(categories_table)
+        problems += more + wrong
         if not owner_name.strip():
             problems.append("the table needs a name")
         chosen = None if id_column == NO_ID else id_column
@@ -257,7 +259,10 @@ with st.form(f"data_facts_{key}"):
             new_unit = locked.unit if locked is not None else Facts(
                 neighbours=relation, rows_per_person=int(rows_per_person), id_column=chosen
             )  # fmt: skip
-            declared = PublicFacts(bounds=bounds, categories=categories, notes=facts.notes)
+            declared = PublicFacts(bounds=bounds, categories=categories, notes=facts.notes,
+                                   group_bounds=group_bounds if chosen is not None else {})  # fmt: skip
+            if group_bounds and chosen is None:
+                problems.append("per-group bounds (k, m) need the person id column: choose it, or clear them")
             new_facts = with_unit(declared, new_unit)
         except DPDashError as error:
             problems.append(str(error))

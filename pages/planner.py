@@ -103,7 +103,8 @@ def default_plan(facts: PublicFacts) -> pd.DataFrame:
     unit = facts.unit
     candidates: list[tuple[str, str, NumericQuery]] = [("count of rows", "geometric", Count(facts=unit))]
     for column in sorted(facts.categories)[:1]:
-        histogram = Histogram(column=column, categories=facts.categories[column], facts=unit)
+        histogram = Histogram(column=column, categories=facts.categories[column], facts=unit,
+                              group_bounds=facts.bounds_for_groups(column))  # fmt: skip
         candidates.append((f"histogram of {column}", "geometric", histogram))
     for column in sorted(facts.bounds)[:1]:
         bounds = facts.bounds[column]

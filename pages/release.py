@@ -12,7 +12,6 @@ run_through_app()  # a bookmark opened first on a fresh server runs app.py's she
 
 import uuid
 
-import pandas as pd
 import streamlit as st
 
 from dpdash.access import Action
@@ -38,7 +37,7 @@ from ui.blind_preview import analyst_numeric_preview, analyst_selection_preview
 from ui.checklist import mark_previewed
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
-from ui.requests import owner_requests, request_form, request_list, spending
+from ui.requests import owner_requests, released_table, request_form, request_list, spending
 from ui.state import (
     active_table,
     allowed,
@@ -267,23 +266,18 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
         )
         accuracy, words = last.accuracy, guarantee(Facts.from_dict(last.query.get("facts", {})), last.epsilon,
                                                    last.delta)  # fmt: skip
+        means = accuracy_words(accuracy.confidence, accuracy.method, len(last.values), accuracy.scope,
+                               accuracy.joint_half_width)  # fmt: skip
         show_guarantee(
             Guarantee(
-                f"{accuracy_words(accuracy.confidence, accuracy.method, len(last.values))} {words.plain}",
+                f"{means} {words.plain}",
                 f"± ({accuracy.method}): {accuracy.definition}. {words.technical}"
                 + (" By randomized response: also ε-local DP for each person." if "local DP" in last.guarantee
                    else ""),
             ),
             key="release_last_guarantee",
         )
-        widths = list(last.accuracy.half_widths) + [None] * (
-            len(last.values) - len(last.accuracy.half_widths)
-        )
-        st.dataframe(
-            pd.DataFrame({"value": last.labels, "released": last.values, "±": widths}),
-            hide_index=True,
-            key="release_result",
-        )
+        released_table(last, key="release_result")
         name, coercions, lossy, connection = st.session_state.get(
             _LAST_SOURCE, (table.name, table.coercions, table.lossy, table.connection)
         )

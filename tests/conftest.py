@@ -21,6 +21,16 @@ def pytest_configure(config: object) -> None:
     os.environ["DPDASH_LEDGER"] = str(folder / "ledger.sqlite")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs a PostgreSQL server or a Spark session (through any fixture), so that
+    ``make check`` can leave them out."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        for server in ("postgres", "spark"):
+            if server in names:
+                item.add_marker(getattr(pytest.mark, server))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--audit=strong``: the privacy audits (tests/audit) run 10× more trials with stricter power
     targets; the default ``fast`` keeps the suite quick."""

@@ -70,7 +70,12 @@ def test_released_values_with_their_half_width_and_confidence(tmp_path: Path) ->
         assert f"{escaped}: <b>{shown} ± {figure(width, 4)}</b>" in visible
     assert "<img" not in page
     count = len(made.values)
-    assert f"With probability at least 90%, all {count} released values are within their ±" in visible
+    assert "± each value (90% confidence)." in visible
+    joint = f"{made.accuracy.joint_half_width:.4g}"
+    assert (
+        "With probability at least 90%, each released value is within its ± of its true value; "
+        f"all {count} at once are within ± {joint}." in visible
+    )
     assert "Protects each person (up to 2 rows each)" in visible
     assert "Budget remaining: ε = 0.5 of 1." in visible and "pure-ε bound" not in visible  # δ = 0
 

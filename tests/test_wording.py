@@ -59,7 +59,7 @@ def test_per_person_enforced_says_what_truncation_leaves_out() -> None:
     one = guarantee(ENFORCED_ONE, 1.0)
     assert "one row each, identified by “patient”" in one.plain
     assert "counts with one of their rows, picked" in one.plain
-    assert "keeps 1 row, picked by a hash of the id and the values (not table order" in one.technical
+    assert "keeps 1 row, picked by a hash of the id and each row, a uniform choice" in one.technical
 
 
 def test_replace_per_person() -> None:

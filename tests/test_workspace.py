@@ -3,6 +3,7 @@ bad records are messages, "forget" deletes."""
 
 from __future__ import annotations
 
+import json
 import stat
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from dpdash.datasets import PublicFacts
 from dpdash.errors import ParameterError
-from dpdash.facts import Facts
+from dpdash.facts import Facts, GroupBounds
 from dpdash.loading import MAX_UPLOAD_BYTES
 from dpdash.workspace import (
     Workspace,
@@ -35,6 +36,19 @@ def test_facts_round_trip_through_json() -> None:
     assert facts_from_dict({}) == PublicFacts()
     with pytest.raises(ParameterError, match="lower < upper"):
         facts_from_dict({"bounds": {"age": [5, 1]}})
+
+
+def test_per_group_bounds_round_trip_and_bad_ones_are_refused() -> None:
+    """k and m of a categorical column come back after a reload or a restart (the workspace's JSON)."""
+    facts = PublicFacts(categories=FACTS.categories, unit=FACTS.unit, group_bounds={"city": (2, 1)})
+    data = json.loads(json.dumps(facts_to_dict(facts)))
+    assert data["group_bounds"] == {"city": [2, 1]}
+    back = facts_from_dict(data)
+    assert back == facts and back.bounds_for_groups("city") == GroupBounds(2, 1)
+    with pytest.raises(ParameterError, match="declare their categories first"):
+        facts_from_dict({**data, "group_bounds": {"age": [2, 1]}})
+    with pytest.raises(ParameterError, match="max_groups must be an integer >= 1"):
+        facts_from_dict({**data, "group_bounds": {"city": [0, 1]}})
 
 
 def test_an_upload_is_kept_with_its_choices_and_comes_back(tmp_path: Path) -> None:

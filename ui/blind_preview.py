@@ -9,9 +9,10 @@ missing-value figures are given: those are the owner's, who sees them before app
 - One noisy answer per value: the ± is exact whatever the truth (the noise does not depend on it); with
   post-processing (rounding, clamping) it is simulated around the reference, and says so.
 - A mean or a variance (noisy pieces combined): the exact ± of each piece; the combined ± depends on the
-  true count, so it is the owner's.
-- A quantile or a mode: the exact guarantee in utility units (how far from the best candidate the pick
-  lands), which holds for any table; the chances of each candidate depend on the data.
+  count, so the owner sees it at the true pieces and the release states it at its released pieces.
+- A quantile or a mode: the guarantee in utility units (how far from the best candidate the pick lands,
+  in rows), which holds for any table; the ± a release states, in the column's units, comes from the
+  chances of each candidate, which depend on the data.
 """
 
 from __future__ import annotations
@@ -122,8 +123,8 @@ def _pieces_preview(pieces: list[Any], *, confidence: float, key: str) -> None:
         table=dotplot_table(dots, names, widths, offset_from="the piece's value"),
     )  # fmt: skip
     st.caption(
-        "The ± of the combined answer depends on the true values of the pieces (a mean's on the true count), "
-        f"so it is the owner's to see. {NO_TRUTH}"
+        "The ± of the combined answer depends on the count: the owner sees it at the true values, and the "
+        f"release states it at its released pieces. {NO_TRUTH}"
     )
 
 
@@ -139,5 +140,6 @@ def analyst_selection_preview(
         f"With {confidence:.0%} probability the {md(mechanism_label.lower())} picks one of the "
         f"{candidates} public candidates whose utility is within the gap of the best one's (for a quantile, "
         "utility counts rows between the candidate and the true quantile). Which candidate that is depends "
-        f"on the data: the chance of each is the owner's to see. {NO_TRUTH}"
+        "on the data: the chance of each, and the ± in the column's units that the release states, are the "
+        f"owner's to see. {NO_TRUTH}"
     )

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash import preview
+from dpdash import preview, published
 from dpdash.accuracy import simultaneous_tail
 from dpdash.errors import DPDashError
 from dpdash.queries import OTHER, CompositeQuery, Evaluation, Query
@@ -84,9 +84,9 @@ def numeric_preview(
         "chance some value < 0" if k_real > 1 else "chance the value < 0",
         f"{accuracy.chance_any_below(0.0, real):.1%}",
     )
-    kind = "Exact" if accuracy.method == "exact" else "Simulated preview"
+    kind = {"exact": "exact", "simulated": "simulated preview"}.get(accuracy.method, accuracy.method)
     st.caption(
-        f"**± definition ({kind.lower()}).** {md(accuracy.definition)}. Relative error: ± / |true value|. "
+        f"**± definition ({md(kind)}).** {md(accuracy.definition)}. Relative error: ± / |true value|. "
         + (f"Headline numbers are over the {plural(k_real, 'declared cell')}; {OTHER} is shown apart below. "
            if k_real != truth.size else "")
         + f"Mechanism: {md(mechanism_label)}."
@@ -96,6 +96,15 @@ def numeric_preview(
             "Post-processing included in the ± above: "
             + "; then ".join(md(describe_postprocessing(s)) for s in steps)
             + "."
+        )
+    if accuracy.method == "simulated":
+        low, high = published.stated_range(query, pieces, evaluation.pieces or {"answer": truth},
+                                           confidence=confidence, postprocess=steps)  # fmt: skip
+        st.caption(
+            "**What the release will state.** The same function at the released pieces instead of the true "
+            "ones (the true values are not public, and a ± computed from them would publish them): in 90% of "
+            f"releases the stated ± (largest) lies between {_fmt(float(low[real].max()))} and "
+            f"{_fmt(float(high[real].max()))}."
         )
     if isinstance(query, CompositeQuery):
         parts = "; ".join(
@@ -179,40 +188,41 @@ def selection_preview(
     """A quantile's (or mode's) preview: exact chances of each public candidate; for numeric
     candidates the exact ± around the exact empirical quantile, with a dotplot."""
     bias = evaluation.report.clipping_bias or ()
-    for i, selector in enumerate(selectors):
-        utilities = evaluation.utilities[i]
-        try:  # at a tiny typed ε, report-noisy-max's exact chances are too long a sum to show
-            chances = selector.probabilities(utilities)
-        except DPDashError as error:
-            st.warning(md(error), icon=":material/warning:")
-            continue
+    try:  # the ± a release states: dpdash.published, the one place it is computed
+        stated, all_chances = published.selection_accuracy(query, selectors, evaluation.utilities, confidence)
+    except DPDashError as error:
+        st.warning(md(error), icon=":material/warning:")
+        return
+    numeric = all(isinstance(c, int | float) for c in query.candidates)
+    for i in range(len(selectors)):
+        chances = all_chances[i]
         best = evaluation.values[i]
-        numeric = all(isinstance(c, int | float) for c in query.candidates)
+        a = float(stated.half_widths[i])
         if numeric:
             exact = float(best) - (float(bias[i]) if i < len(bias) and np.isfinite(bias[i]) else 0.0)
-            a = preview.selection_half_width(chances, query.candidates, exact, confidence)
-            relative = abs(a / exact) if exact else float("inf")
+            relative = abs(a / float(best)) if best else float("inf")
             columns = st.columns(3)
             columns[0].metric(f"± ({confidence:.0%})", _fmt(a))
             columns[1].metric("relative error", percent(relative))
-            columns[2].metric("true value (owner only)", f"{exact:.4g}")
+            columns[2].metric("best public candidate (owner only)", f"{float(best):.6g}")
             st.caption(
-                f"**± definition (exact).** With probability {confidence:.0%} the released "
-                f"{md(labels[i])} is within ±a of the exact empirical quantile {exact:.4g} (owner only), "
-                "from the exact chance of each public candidate under the "
-                f"{md(mechanism_label.lower())}. Relative error: ± / |true|."
+                f"**± definition ({md(stated.method)}).** {md(stated.definition)}. The release, its CSV, "
+                f"JSON record and report state this same ±. The exact empirical {md(labels[i])} is "
+                f"{exact:.6g} (owner only), {abs(float(best) - exact):.4g} from the best public candidate: "
+                "the ± is measured from the candidate: a distance to the exact quantile would publish it. "
+                "Relative error: ± / |best candidate|."
             )
-            dots = preview.selection_dots(chances, query.candidates)[None, :] - exact
+            dots = preview.selection_dots(chances, query.candidates)[None, :] - float(best)
             title = "Possible releases (simulated: spends no budget) · dots: exact chances"
             figure = quantile_dotplot_figure(dots, np.zeros(1), [labels[i]], half_width=a, title=title)
             show_chart(figure, key=f"{key}_selection_dotplot_{i}", table=dotplot_table(dots, [labels[i]], a))
+        else:
+            st.metric(f"count gap ({confidence:.0%}, rows)", _fmt(a))
+            st.caption(f"**± definition ({md(stated.method)}).** {md(stated.definition)}.")
         top = np.argsort(-chances)[:10]
         st.markdown(
             f"**{md(labels[i])}**: the best candidate is **{md(best)}** (owner only). The "
-            f"{md(mechanism_label.lower())} picks a candidate with these exact chances (10 most likely "
-            "shown); "
-            f"with {confidence:.0%} probability the pick is within "
-            f"{selector.utility_gap(confidence, len(utilities)):.4g} utility units of the best."
+            f"{md(mechanism_label.lower())} picks a candidate with these chances (10 most likely shown)."
         )
         st.dataframe(
             pd.DataFrame({"candidate": np.asarray(query.candidates)[top], "chance": chances[top]}),

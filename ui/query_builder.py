@@ -12,10 +12,11 @@ import streamlit as st
 
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
-from dpdash.facts import Bins, Bounds
+from dpdash.facts import Bins, Bounds, GroupBounds
 from dpdash.queries import (
     ContingencyTable,
     Count,
+    CountPeople,
     GroupByCount,
     GroupByMean,
     GroupBySum,
@@ -35,6 +36,7 @@ from ui.text import md
 
 QUERY_KINDS = (
     "Count",
+    "Count of people",
     "Count where column = value",
     "Sum",
     "Mean",
@@ -54,6 +56,18 @@ _NUMERIC_SUFFIX = " (numeric: public bins)"
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _say_group_bounds(column: str, bounds: GroupBounds | None) -> None:
+    """A caption when the column's declared per-group bounds, not c, set the sensitivity."""
+    if bounds is not None:
+        k, m = bounds.max_groups, bounds.max_rows_per_group
+        rows = "1 row" if m == 1 else f"{m} rows"
+        st.caption(
+            f"Each person counts in at most {k} of {md(column)}'s categories with at most {rows} in each "
+            f"(declared on the Data page, enforced on the id column): the sensitivity follows from "
+            f"k·m = {k * m} rows per person across the groups (√k·m in ℓ2), not from the rows per person."
+        )
 
 
 def bins_controls(column: str, bounds: Bounds, key: str) -> Bins | None:
@@ -111,6 +125,13 @@ def query_controls(facts: PublicFacts, key: str) -> Query | None:
         return None
     if kind == "Count":
         return Count(facts=unit)
+    if kind == "Count of people":
+        if unit.id_column is None:
+            st.warning("Counting people needs the person id column: declare it on the Data page first.",
+                       icon=":material/info:")  # fmt: skip
+            return None
+        st.caption(f"Distinct values of {md(unit.id_column)}: one person adds 1, whatever their rows.")
+        return CountPeople(facts=unit)
     if kind == "Count where column = value":
         column = st.selectbox("Column", categorical, key=f"{key}_where_column")
         value = st.selectbox("equals", facts.categories[column], key=f"{key}_where_value")
@@ -131,14 +152,19 @@ def query_controls(facts: PublicFacts, key: str) -> Query | None:
     if kind == "Histogram":
         choice = st.selectbox("Column", groupable, key=f"{key}_column")
         if choice in categorical:
-            return Histogram(column=choice, categories=facts.categories[choice], facts=unit)
+            per_group = facts.bounds_for_groups(choice)
+            _say_group_bounds(choice, per_group)
+            cells = facts.categories[choice]
+            return Histogram(column=choice, categories=cells, facts=unit, group_bounds=per_group)
         column = choice.removesuffix(_NUMERIC_SUFFIX)
         bins = bins_controls(column, facts.bounds[column], f"{k}_{_slug(column)}_bins")
         return None if bins is None else Histogram(column=column, bins=bins, facts=unit)
     if kind in ("Group-by count", "Group-by sum", "Group-by mean"):
         choice = st.selectbox("Group by", groupable, key=f"{k}_by")
         if choice in categorical:
-            by, groups = choice, {"keys": facts.categories[choice]}
+            per_group = facts.bounds_for_groups(choice)
+            by, groups = choice, {"keys": facts.categories[choice], "group_bounds": per_group}
+            _say_group_bounds(choice, per_group)
         else:
             by = choice.removesuffix(_NUMERIC_SUFFIX)
             bins = bins_controls(by, facts.bounds[by], f"{k}_{_slug(by)}_bins")

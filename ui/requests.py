@@ -123,11 +123,19 @@ def _released(record: Dataset, uid: str) -> Release | None:
     return None if data is None else Release.from_dict(data)
 
 
-def _show_release(result: Release, key: str) -> None:
-    half_widths = list(result.accuracy.half_widths)
+def released_table(result: Release, key: str) -> None:
+    """The released values with the ± the release states, its meaning in the column's header, and with
+    several values the ± for all of them at once below."""
+    accuracy = result.accuracy
+    half_widths = list(accuracy.half_widths)
     widths = half_widths + [None] * (len(result.values) - len(half_widths))
-    st.dataframe(pd.DataFrame({"value": result.labels, "released": result.values, "±": widths}),
-                 hide_index=True, key=key)  # fmt: skip
+    table = {"value": result.labels, "released": result.values, accuracy.column_label: widths}
+    st.dataframe(pd.DataFrame(table), hide_index=True, key=key)
+    if len(result.values) > 1 and accuracy.joint_half_width is not None:
+        st.caption(
+            f"All {len(result.values)} values at once: ± {accuracy.joint_half_width:.4g} "
+            f"({accuracy.confidence:.0%} confidence)."
+        )
 
 
 def request_list(table: ActiveTable, record: Dataset | None) -> None:
@@ -164,7 +172,7 @@ def request_list(table: ActiveTable, record: Dataset | None) -> None:
                     st.caption(f"The released values cannot be read: {md(error)}")
                     continue
                 if result is not None:
-                    _show_release(result, key=f"request_result_{request.uid}")
+                    released_table(result, key=f"request_result_{request.uid}")
 
 
 def owner_requests(table: ActiveTable, record: Dataset) -> None:
@@ -180,7 +188,7 @@ def owner_requests(table: ActiveTable, record: Dataset) -> None:
         uid, result = done
         with st.container(border=True, key=f"request_done_{uid}"):
             st.markdown(f"#### :material/verified: Request approved and released · {md(result.query_name)}")
-            _show_release(result, key=f"request_done_result_{uid}")
+            released_table(result, key=f"request_done_result_{uid}")
     if not waiting:
         return
     st.subheader(f"Release requests waiting for you ({len(waiting)})")

@@ -10,6 +10,9 @@ module starts with :func:`run_through_app`, which notices that case and runs ``a
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,6 +27,36 @@ PAGES = APP.parent / "pages"
 # Set by app.py while it runs the page that st.navigation chose; per script thread (each browser session
 # runs its script in its own thread), so one session's run never vouches for another's.
 _INSIDE_SHELL: ContextVar[bool] = ContextVar("dpdash_inside_shell", default=False)
+
+
+_LOADING = threading.Lock()
+_loaded = False
+
+
+def load_modules() -> None:
+    """Import every ``ui`` module (and with them the ``dpdash`` modules they use) completely, once per
+    process, one script thread at a time, before any script imports one of them.
+
+    Why: each browser session runs its script in a thread of its own. On a fresh server, two first runs
+    importing dpdash's and ui's modules at once could each hold one module's import lock while waiting
+    for the other's (``dpdash`` is in ``sys.modules`` before it is initialised, so another thread goes on
+    to its submodules); Python breaks such a cycle by handing one thread a module half-initialised
+    ("cannot import name 'visible_pages' from 'ui.access'", "partially initialized module
+    'dpdash.facts'"). Here the first run imports them all while the others wait on a plain lock, holding
+    no import lock (a script is run with exec, not imported); afterwards every import is a finished
+    module in ``sys.modules``. app.py and every page call this first (``run_through_app``).
+    """
+    global _loaded
+    if _loaded:
+        return
+    with _LOADING:
+        if _loaded:
+            return
+        import ui
+
+        for module in pkgutil.iter_modules(ui.__path__):
+            importlib.import_module(f"ui.{module.name}")
+        _loaded = True
 
 
 @contextmanager
@@ -45,6 +78,7 @@ def run_through_app() -> None:
     which runs inside the shell) and this outer run stops. A page run as its own main script
     (``AppTest.from_file("pages/risk.py")``) is left alone.
     """
+    load_modules()
     ctx = get_script_run_ctx()
     if ctx is None or _INSIDE_SHELL.get():
         return

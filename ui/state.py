@@ -435,6 +435,8 @@ def with_unit(facts: PublicFacts, unit: Facts) -> PublicFacts:
         categories={c: v for c, v in facts.categories.items() if c != drop},
         unit=unit,
         notes=facts.notes,
+        # Per-group bounds need the id column; a unit without one drops them.
+        group_bounds={c: b for c, b in facts.group_bounds.items() if c != drop} if drop is not None else {},
     )
 
 

@@ -12,14 +12,16 @@ from dpdash.engines.cells import KEY, STATUS, fold, per_cell, with_cells
 from dpdash.engines.columns import count_true, missing, where_match
 from dpdash.engines.truncation import _int
 from dpdash.facts import Truncation
-from dpdash.queries import ContingencyTable, Count, GroupByCount, Histogram
+from dpdash.queries import ContingencyTable, Count, CountPeople, GroupByCount, Histogram
 from dpdash.queries.base import DataReport, Evaluation, cell_count_report
+from dpdash.queries.count import people_evaluation
 from dpdash.queries.sums import _ValidCount
 
 __all__ = [
     "evaluate_count",
     "evaluate_grouped_count",
     "evaluate_histogram",
+    "evaluate_people",
     "evaluate_table",
     "evaluate_valid_count",
 ]
@@ -44,6 +46,11 @@ def evaluate_count(query: Count, source: Any, table: Any, truncation: Truncation
         notes=("rows with a missing value in a filter column never match",),
     )
     return Evaluation(np.array([count], dtype=np.int64), report)
+
+
+def evaluate_people(query: CountPeople, source: Any, table: Any, truncation: Truncation) -> Evaluation:
+    """The distinct ids, which truncation's report has already counted (one GROUP BY id)."""
+    return people_evaluation(truncation)
 
 
 def evaluate_valid_count(query: _ValidCount, source: Any, table: Any, truncation: Truncation) -> Evaluation:

@@ -18,6 +18,7 @@ from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.queries import (
     ContingencyTable,
     Count,
+    CountPeople,
     GroupByCount,
     GroupByMean,
     GroupBySum,
@@ -43,6 +44,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
         evaluate_count,
         evaluate_grouped_count,
         evaluate_histogram,
+        evaluate_people,
         evaluate_table,
         evaluate_valid_count,
     )
@@ -52,6 +54,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
 
     out: dict[type, Callable[..., Evaluation]] = {
         Count: evaluate_count,
+        CountPeople: evaluate_people,
         _ValidCount: evaluate_valid_count,
         Histogram: evaluate_histogram,
         GroupByCount: evaluate_grouped_count,
@@ -70,6 +73,7 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
 #: The query types that compile to an engine: every registered kind, and the pieces of composite ones.
 COMPILED: tuple[type, ...] = (
     Count,
+    CountPeople,
     Sum,
     Mean,
     Variance,
@@ -126,7 +130,8 @@ def evaluate_in_engine(query: Query, source: Source) -> Evaluation:
             f"{query.name} ({query.kind}) does not run in an engine yet: evaluate it on a pandas DataFrame"
         )
     require_columns(source.table, query.required_columns(), query.name, _numeric_columns(query))
-    kept, truncation = truncate(source, query.facts, query.required_columns())
+    grouping = getattr(query, "grouping", None)  # per-group bounds, when the query declares them
+    kept, truncation = truncate(source, query.facts, query.required_columns(), grouping)
     if truncation.rows_in == 0:
         raise ParameterError(
             "the table is empty (0 rows): there is nothing to release; check the file or the filter "

@@ -4,10 +4,11 @@ Every query is a frozen, validated spec with ``true_answer(df)`` / ``evaluate(df
 and a report on truncation, missing values and clipping, both NOT PRIVATE) and its sensitivities,
 derived from the spec and its :class:`~dpdash.facts.Facts` (see ``dpdash.queries.base``):
 
-- numeric queries (released with a noise mechanism): ``Count``, ``Sum``, ``Histogram``,
+- numeric queries (released with a noise mechanism): ``Count``, ``CountPeople``, ``Sum``, ``Histogram``,
   ``ContingencyTable``, ``GroupByCount``, ``GroupBySum``, ``SecondMoment``, each with
   ``l1_sensitivity``, ``l2_sensitivity``, ``coordinate_sensitivity`` and ``changed_coordinates``;
-- composite queries (noisy pieces, a stated split of ε, a closed-form error bound): ``Mean``,
+- composite queries (noisy pieces and a stated split of ε; the ± of their answer is
+  ``dpdash.published``'s, simulated from the pieces' noise laws): ``Mean``,
   ``Variance``, ``GroupByMean``;
 - selection queries (released with a selection mechanism): ``Quantile`` (and its median), ``Mode``,
   with exact integer ``utilities`` and ``utility_sensitivities``.
@@ -36,7 +37,7 @@ from dpdash.queries.base import (
     Sensitivities,
     query_from_dict,
 )
-from dpdash.queries.count import Count, Where
+from dpdash.queries.count import Count, CountPeople, Where
 from dpdash.queries.groupby import GroupByCount, GroupByMean, GroupBySum
 from dpdash.queries.histogram import OTHER, ContingencyTable, Histogram
 from dpdash.queries.moment import SecondMoment
@@ -49,6 +50,7 @@ __all__ = [
     "CompositeQuery",
     "ContingencyTable",
     "Count",
+    "CountPeople",
     "DataReport",
     "Evaluation",
     "GroupByCount",

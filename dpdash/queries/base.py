@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from dpdash.errors import ParameterError, ParameterTypeError
-from dpdash.facts import Bins, Bounds, Facts, Truncation
+from dpdash.facts import Bins, Bounds, Facts, GroupBounds, Truncation
 
 __all__ = [
     "NOT_PRIVATE",
@@ -229,8 +229,12 @@ class Query(ABC):
         for column in self.required_columns():
             require_column(frame, column, self)
         self._check_types(frame)
-        kept, truncation = self.facts.apply(frame, self.required_columns())
+        kept, truncation = self._truncate(frame)
         return self._evaluate(kept, truncation)
+
+    def _truncate(self, df: pd.DataFrame) -> tuple[pd.DataFrame, Truncation]:
+        """Enforce the unit of privacy on ``df`` (default: c rows per person, ``Facts.apply``)."""
+        return self.facts.apply(df, self.required_columns())
 
     def true_answer(self, df: pd.DataFrame) -> Any:
         """The exact answer on ``df`` (after truncation, clamping and the declared policies). NOT PRIVATE."""
@@ -353,11 +357,6 @@ class CompositeQuery(Query):
     @abstractmethod
     def combine(self, pieces: dict[str, np.ndarray]) -> np.ndarray:
         """The answer from the pieces' (noisy or true) values: post-processing."""
-
-    @abstractmethod
-    def error_bound(self, pieces: dict[str, np.ndarray], half_widths: dict[str, np.ndarray]) -> np.ndarray:
-        """A bound on |combine(noisy) − true answer| per coordinate that holds whenever every piece is
-        within its half-width of its true value, computed from the noisy pieces only."""
 
     @property
     @abstractmethod
@@ -490,6 +489,8 @@ def _to_json(value: Any) -> Any:
         return value.to_list()
     if isinstance(value, Bins):
         return list(value.edges)
+    if isinstance(value, GroupBounds):
+        return value.to_list()
     if hasattr(value, "to_dict"):
         return value.to_dict()
     if isinstance(value, tuple | list):

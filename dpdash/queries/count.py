@@ -23,7 +23,7 @@ from dpdash.queries.base import (
     column_name,
 )
 
-__all__ = ["OPERATORS", "Count", "Where"]
+__all__ = ["OPERATORS", "Count", "CountPeople", "Where", "people_evaluation"]
 
 #: The comparisons a ``Where`` filter may use (the engines compile the same table).
 COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
@@ -170,6 +170,67 @@ class Count(NumericQuery):
             notes=("rows with a missing value in a filter column never match",) if self.where else (),
         )
         return Evaluation(np.array([count], dtype=np.int64), report)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CountPeople(NumericQuery):
+    """The number of distinct people: the ids present in the table (rows without an id are not a person).
+
+    Sensitivity 1 in every norm under add/remove (a person adds one id, whatever their rows), 0 under
+    substitute (the number of people is then public: a release refuses it). It needs the id column, and
+    it does not depend on c (truncation keeps at least one row of each person). PipelineDP's privacy-id
+    count and Tumult's count of distinct ids.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"pid": [1, 1, 2, None, 3, 3]})
+    >>> q = CountPeople(facts=Facts(rows_per_person=2, id_column="pid"))
+    >>> int(q.true_answer(df)[0]), q.l1_sensitivity
+    (3, 1)
+    """
+
+    kind: ClassVar[str] = "count_people"
+    integer_valued: ClassVar[bool] = True
+
+    facts: Facts = field(default_factory=Facts)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "facts", as_facts(self.facts))
+        if self.facts.id_column is None:
+            raise ParameterError(
+                "a count of people needs the person id column (declare it in the facts); without one, "
+                "count rows with Count"
+            )
+
+    @property
+    def name(self) -> str:
+        return "count of people"
+
+    def required_columns(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return ("people",)
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        one = 0 if self.facts.substitute else 1
+        return Sensitivities(one, one, one, one)
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        return people_evaluation(truncation)
+
+
+def people_evaluation(truncation: Truncation) -> Evaluation:
+    """A count of people from what truncation found: the distinct ids (rows without one not counted)."""
+    people = int(truncation.people or 0)
+    report = DataReport(
+        rows=truncation.rows_in,
+        rows_used=truncation.rows_in - truncation.rows_missing_id,
+        truncation=truncation,
+        notes=("rows without an id are not a person: not counted",) if truncation.rows_missing_id else (),
+    )
+    return Evaluation(np.array([people], dtype=np.int64), report)
 
 
 def _scalar(value: Any) -> Any:

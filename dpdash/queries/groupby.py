@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpdash.errors import ParameterError
-from dpdash.facts import MAX_GROUPS, Bins, Bounds, Facts, Truncation, categories_tuple
+from dpdash.facts import MAX_GROUPS, Bins, Bounds, Facts, GroupBounds, Truncation, categories_tuple
 from dpdash.queries.base import (
     CompositeQuery,
     DataReport,
@@ -33,19 +33,18 @@ from dpdash.queries.base import (
     Sensitivities,
     as_facts,
     cell_count_report,
-    cell_sensitivities,
     column_name,
     is_integer_column,
     require_numeric,
 )
-from dpdash.queries.histogram import OTHER, _count_sensitivities, _outside, cell_codes
+from dpdash.queries.histogram import OTHER, GroupBounded, Grouping, _count_sensitivities, _outside, cell_codes
 from dpdash.queries.sums import _shares, clamp_column, clipping_shift
 
 __all__ = ["GroupByCount", "GroupByMean", "GroupBySum"]
 
 
-class _Grouped:
-    """Shared fields and checks: ``by``, ``keys``, ``outside``, ``facts``."""
+class _Grouped(GroupBounded):
+    """Shared fields and checks: ``by``, ``keys``, ``outside``, ``group_bounds``, ``facts``."""
 
     __slots__ = ()
 
@@ -53,7 +52,14 @@ class _Grouped:
     keys: tuple[Any, ...] | None
     bins: Bins | None
     outside: str
+    group_bounds: GroupBounds | None
     facts: Facts
+
+    @property
+    def grouping(self) -> Grouping | None:
+        if self.group_bounds is None:
+            return None
+        return Grouping(self.by, self.keys, self.bins, self.outside, self.group_bounds)
 
     def _normalise_groups(self) -> None:
         column_name(self.by, "by")
@@ -73,6 +79,7 @@ class _Grouped:
             raise ParameterError(
                 f"group-by {self.by!r} would have {groups} groups; at most {MAX_GROUPS} are allowed"
             )
+        self._normalise_group_bounds(self.by)
 
     @property
     def declared_groups(self) -> tuple[Any, ...]:
@@ -110,6 +117,7 @@ class GroupByCount(_Grouped, NumericQuery):
     keys: tuple[Any, ...] | None = None
     bins: Bins | None = None
     outside: str = "drop"
+    group_bounds: GroupBounds | None = None
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
@@ -131,7 +139,7 @@ class GroupByCount(_Grouped, NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.groups))
+        return _count_sensitivities(self.facts, len(self.groups), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         codes, missing, outside = self._codes(df)
@@ -216,6 +224,7 @@ class GroupBySum(_GroupedColumn, NumericQuery):
     bins: Bins | None = None
     bounds: Bounds
     outside: str = "drop"
+    group_bounds: GroupBounds | None = None
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
@@ -231,12 +240,8 @@ class GroupBySum(_GroupedColumn, NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        return cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person,
-            substitute=self.facts.substitute,
-            cells=len(self.groups),
-            magnitude=self.bounds.magnitude,
-            spread=self.bounds.spread,
+        return self._bounded(
+            cells=len(self.groups), magnitude=self.bounds.magnitude, spread=self.bounds.spread
         )
 
     def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
@@ -265,6 +270,7 @@ class _GroupCentredSum(_GroupedColumn, NumericQuery):
     bins: Bins | None = None
     bounds: Bounds
     outside: str = "drop"
+    group_bounds: GroupBounds | None = None
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
@@ -277,13 +283,7 @@ class _GroupCentredSum(_GroupedColumn, NumericQuery):
     @property
     def sensitivities(self) -> Sensitivities:
         h = self.bounds.half_width
-        return cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person,
-            substitute=self.facts.substitute,
-            cells=len(self.groups),
-            magnitude=h,
-            spread=2.0 * h,
-        )
+        return self._bounded(cells=len(self.groups), magnitude=h, spread=2.0 * h)
 
     def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
         return (
@@ -313,6 +313,7 @@ class _GroupValidCount(_GroupedColumn, NumericQuery):
     bins: Bins | None = None
     bounds: Bounds
     outside: str = "drop"
+    group_bounds: GroupBounds | None = None
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
@@ -324,7 +325,7 @@ class _GroupValidCount(_GroupedColumn, NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.groups))
+        return _count_sensitivities(self.facts, len(self.groups), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         _, counts, _, args = self._group_sums(df, 0.0)
@@ -338,8 +339,8 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
     noisy group sums of clamp(x) − m and the noisy group counts of non-missing values (``split``: the
     sums' share of ε and δ, default 1/2). A group with no value has true mean m = (L + U)/2.
 
-    Accuracy, closed form: group g is within (a_S + h·a_N)/max(Ñ_g, 1) whenever both pieces are within
-    their half-widths (h = (U − L)/2).
+    Accuracy: the ± a release states is simulated from both pieces' noise laws at the released pieces
+    (``dpdash.published``): about the c-quantile of |Z_S − (mean_g − m)·Z_N| / max(Ñ_g, 1).
 
     >>> import pandas as pd
     >>> df = pd.DataFrame({"region": ["N", "S", "N"], "age": [20, 30, 60]})
@@ -357,6 +358,7 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
     bounds: Bounds
     outside: str = "drop"
     split: float = 0.5
+    group_bounds: GroupBounds | None = None
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
@@ -379,6 +381,7 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
             "column": self.column,
             "bounds": self.bounds,
             "outside": self.outside,
+            "group_bounds": self.group_bounds,
             "facts": self.facts,
         }
         return (
@@ -393,10 +396,6 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
     def combine(self, pieces: dict[str, np.ndarray]) -> np.ndarray:
         n = np.maximum(np.asarray(pieces["count"], dtype=float), 1.0)
         return self.bounds.centre + np.asarray(pieces["sum"], dtype=float) / n
-
-    def error_bound(self, pieces: dict[str, np.ndarray], half_widths: dict[str, np.ndarray]) -> np.ndarray:
-        n = np.maximum(np.asarray(pieces["count"], dtype=float), 1.0)
-        return (half_widths["sum"] + self.bounds.half_width * half_widths["count"]) / n
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         m = self.bounds.centre

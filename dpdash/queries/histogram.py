@@ -19,7 +19,17 @@ import pandas as pd
 
 from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
-from dpdash.facts import MAX_GROUPS, OUTSIDE_POLICIES, Bins, Bounds, Facts, Truncation, categories_tuple
+from dpdash.facts import (
+    MAX_GROUPS,
+    OUTSIDE_POLICIES,
+    Bins,
+    Bounds,
+    Facts,
+    GroupBounds,
+    Truncation,
+    categories_tuple,
+)
+from dpdash.group_truncation import cell_text, truncate_groups
 from dpdash.queries.base import (
     Evaluation,
     NumericQuery,
@@ -32,7 +42,17 @@ from dpdash.queries.base import (
     require_numeric,
 )
 
-__all__ = ["OTHER", "Cells", "ContingencyTable", "Histogram", "cell_codes", "numeric_bins"]
+__all__ = [
+    "OTHER",
+    "Cells",
+    "ContingencyTable",
+    "GroupBounded",
+    "Grouping",
+    "Histogram",
+    "cell_codes",
+    "group_sensitivities",
+    "numeric_bins",
+]
 
 #: The label of the extra cell that collects values outside the declared categories or bins.
 OTHER = "(other)"
@@ -115,19 +135,107 @@ def _outside(value: object) -> str:
     return check.one_of(value, "outside", OUTSIDE_POLICIES)
 
 
-def _count_sensitivities(facts: Facts, cells: int) -> Sensitivities:
-    s = cell_sensitivities(
-        rows_per_person=facts.rows_per_person, substitute=facts.substitute, cells=cells, magnitude=1, spread=1
-    )
-    coordinate = int(s.coordinate)
-    l1 = int(s.l1)
-    return Sensitivities(
-        l1, float(s.l2) if s.l2 != int(s.l2) else int(s.l2), coordinate, s.changed_coordinates
-    )
+def group_sensitivities(
+    bounds: GroupBounds, *, substitute: bool, cells: int, magnitude: float, spread: float
+) -> Sensitivities:
+    """Sensitivities of per-cell counts or sums when a person touches at most k cells with at most m rows
+    each (``bounds``), K = ``cells``, M = ``magnitude``, R = ``spread``:
+
+    - add/remove: ℓ1 k·m·M, ℓ2 √k·m·M, per cell m·M, at most min(k, K) cells change;
+    - substitute (K ≥ 2): ℓ1 k·m·max(2M, R), ℓ2 m·max(√(2k)·M, √k·R), per cell m·R, min(2k, K) cells;
+      with one cell, m·R throughout.
+    """
+    k, m = bounds.max_groups, bounds.max_rows_per_group
+    if not substitute:
+        return Sensitivities(k * m * magnitude, math.sqrt(k) * m * magnitude, m * magnitude, min(k, cells))
+    if cells >= 2:
+        return Sensitivities(
+            k * m * max(2.0 * magnitude, spread),
+            m * max(math.sqrt(2.0 * k) * magnitude, math.sqrt(k) * spread),
+            m * spread,
+            min(2 * k, cells),
+        )
+    return Sensitivities(m * spread, m * spread, m * spread, 1 if spread > 0 else 0)
+
+
+def _count_sensitivities(facts: Facts, cells: int, bounds: GroupBounds | None = None) -> Sensitivities:
+    if bounds is not None:
+        s = group_sensitivities(bounds, substitute=facts.substitute, cells=cells, magnitude=1, spread=1)
+    else:
+        s = cell_sensitivities(
+            rows_per_person=facts.rows_per_person, substitute=facts.substitute, cells=cells, magnitude=1,
+            spread=1,
+        )  # fmt: skip
+    return Sensitivities(_whole(s.l1), _whole(s.l2), _whole(s.coordinate), s.changed_coordinates)
+
+
+def _whole(x: float) -> float:
+    """An integer-valued sensitivity as an int (counts' sensitivities are integers but for √k·m)."""
+    return int(x) if float(x).is_integer() else float(x)
+
+
+@dataclass(frozen=True, slots=True)
+class Grouping:
+    """What per-group truncation needs of a query: the grouping column, its cells and the bounds."""
+
+    column: str
+    categories: tuple[Any, ...] | None
+    bins: Bins | None
+    outside: str
+    bounds: GroupBounds
+
+
+class GroupBounded:
+    """Per-group contribution bounds (k, m) for a query over the cells of one column: ``group_bounds``
+    replaces c rows per person in the sensitivities and in truncation (``dpdash.group_truncation``);
+    it needs the id column that enforces it."""
+
+    __slots__ = ()
+
+    group_bounds: GroupBounds | None
+    facts: Facts
+
+    @property
+    def grouping(self) -> Grouping | None:  # the subclass says which column, cells and policy
+        raise NotImplementedError
+
+    def _normalise_group_bounds(self, column: str) -> None:
+        if self.group_bounds is None:
+            return
+        object.__setattr__(self, "group_bounds", GroupBounds.of(self.group_bounds))
+        if self.facts.id_column is None:
+            raise ParameterError(
+                f"per-group bounds on {column!r} (at most k groups per person, m rows in each) are "
+                "enforced by truncation on a person id column: declare the id column in the facts"
+            )
+
+    def _bounded(self, *, cells: int, magnitude: float, spread: float) -> Sensitivities:
+        """The cells' sensitivities under the per-group bounds when declared, else under c."""
+        if self.group_bounds is not None:
+            return group_sensitivities(
+                self.group_bounds, substitute=self.facts.substitute, cells=cells, magnitude=magnitude,
+                spread=spread,
+            )  # fmt: skip
+        return cell_sensitivities(
+            rows_per_person=self.facts.rows_per_person, substitute=self.facts.substitute, cells=cells,
+            magnitude=magnitude, spread=spread,
+        )  # fmt: skip
+
+    def _truncate(self, df: pd.DataFrame) -> tuple[pd.DataFrame, Truncation]:
+        grouping = self.grouping
+        columns = self.required_columns()  # type: ignore[attr-defined]
+        if grouping is None:
+            return self.facts.apply(df, columns)
+        cells = cell_codes(
+            df[grouping.column], categories=grouping.categories, bins=grouping.bins, outside=grouping.outside
+        )
+        declared = len(grouping.categories) if grouping.bins is None else len(grouping.bins.edges) - 1  # type: ignore[arg-type]
+        text = cell_text(df[grouping.column], cells.codes, declared, grouping.bins)
+        return truncate_groups(df, self.facts, text, columns, grouping.bounds)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Histogram(NumericQuery):
+class Histogram(GroupBounded, NumericQuery):
     """Counts per declared category, or per bin of a numeric column.
 
     Args:
@@ -138,6 +246,9 @@ class Histogram(NumericQuery):
             [e_i, e_(i+1)), the last one closed.
         outside: ``"other"`` (default): values outside the categories or bins are counted in an extra
             ``"(other)"`` cell; ``"drop"``: they are dropped (and counted in the report).
+        group_bounds: per-group bounds (k, m) (:class:`~dpdash.facts.GroupBounds`): a person counts in
+            at most k cells with at most m rows each (enforced on the id column): ℓ1 k·m, ℓ2 √k·m. With
+            m = 1 each cell counts distinct people.
         facts: neighbour relation and unit of privacy.
 
     Sensitivities: module docstring. At most 10 000 cells.
@@ -161,6 +272,7 @@ class Histogram(NumericQuery):
     categories: tuple[Any, ...] | None = None
     bins: Bins | None = None
     outside: str = "other"
+    group_bounds: GroupBounds | None = None
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
@@ -183,6 +295,13 @@ class Histogram(NumericQuery):
                 f"the histogram of {self.column!r} would have {len(self.labels)} cells; at most "
                 f"{MAX_GROUPS} are allowed"
             )
+        self._normalise_group_bounds(self.column)
+
+    @property
+    def grouping(self) -> Grouping | None:
+        if self.group_bounds is None:
+            return None
+        return Grouping(self.column, self.categories, self.bins, self.outside, self.group_bounds)
 
     @property
     def name(self) -> str:
@@ -213,7 +332,7 @@ class Histogram(NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.labels))
+        return _count_sensitivities(self.facts, len(self.labels), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         cells = cell_codes(df[self.column], categories=self.categories, bins=self.bins, outside=self.outside)

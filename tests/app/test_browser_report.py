@@ -62,7 +62,8 @@ def test_report_reads_right_in_chromium(page: Page, tmp_path: Path, screenshot_d
             assert f"{label}: {shown} ± {figure(width, 4)}" in text  # the hostile label is shown as text
             assert "e+" not in shown + figure(width, 4)
     assert "With probability at least 95%, the released value is within ± of the true value." in text
-    assert "With probability at least 95%, all 5 released values are within their ± of the true" in text
+    each = "With probability at least 95%, each released value is within its ± of its true value"
+    assert f"± each value (95% confidence). {each}; all 5 at once are within ± " in text
     plain = guarantee(FACTS, spent, 1e-5, scope="the 3 releases together", accountant="tightest").plain
     assert f"Who is protected. {plain}" in text
     assert f"Budget remaining: ε = {max(0.0, 1 - spent):.4g} of 1." in text

@@ -102,3 +102,36 @@ def test_every_page_url_opened_first_on_a_fresh_server_runs_through_app_py(
             tab.context.close()
     print(f"\n{len(PAGES)} fresh servers: started in {startup_s:.1f} s, "
           f"all first pages checked after {time.monotonic() - started:.1f} s")  # fmt: skip
+
+
+STRESS_SERVERS = 4
+STRESS_TABS = 4
+
+
+def test_four_first_requests_at_once_on_fresh_servers_never_see_a_half_imported_module(
+    browser: Browser, fresh_servers
+) -> None:
+    """Four tabs open four different bookmarks at once as each fresh server's first requests, on
+    several servers: every tab shows its page inside the shell with no exception. Before
+    ``ui.shell.load_modules`` two first runs could import dpdash's and ui's modules at the same time and
+    one got a module half-initialised ("cannot import name 'visible_pages' from 'ui.access'")."""
+    servers = fresh_servers(STRESS_SERVERS)
+    failures: list[str] = []
+    for number, server in enumerate(servers):
+        chosen = [PAGES[(number + i) % len(PAGES)] for i in range(STRESS_TABS)]
+        tabs = []
+        for nav_page in chosen:  # each goto returns at the HTML's load: the four scripts run together
+            tab = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+            tab.goto(f"{server.url}/{nav_page.url_path}")
+            tabs.append((tab, nav_page))
+        try:
+            for tab, nav_page in tabs:
+                try:
+                    check_shell(tab, nav_page)
+                except AssertionError as error:
+                    failures.append(f"server {number}, /{nav_page.url_path}: {str(error)[:300]}")
+        finally:
+            for tab, _ in tabs:
+                tab.context.close()
+            stop_process(server.process)
+    assert not failures, failures

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Ledger, fingerprint
-from dpdash.facts import Facts
+from dpdash.facts import Facts, GroupBounds
 from dpdash.loading import load_table
 from dpdash.workspace import Workspace
 
@@ -64,7 +64,7 @@ def save_facts(
     at: AppTest,
     *,
     bounds: dict[str, dict[str, object]] | None = None,
-    categories: dict[str, str] | None = None,
+    categories: dict[str, str | dict[str, object]] | None = None,
     id_column: str | None = None,
     c: int | None = None,
 ) -> None:
@@ -77,7 +77,7 @@ def save_facts(
     if categories is not None:
         grid = editor(at, "data_categories_editor_")
         rows = {
-            str(i): {"categories": categories[column]}
+            str(i): {"categories": cell} if isinstance(cell := categories[column], str) else cell
             for i, column in enumerate(grid.value["column"])
             if column in categories
         }
@@ -124,6 +124,34 @@ def test_bounds_of_an_upload_are_numbers_and_typed_text_is_read(env: Path) -> No
     assert (saved.bounds["age"].lower, saved.bounds["age"].upper) == (18.0, 90.0)
     assert saved.categories["city"] == ("Oslo", "Bergen")
     assert saved.unit == Facts(rows_per_person=3, id_column="person_id")
+
+
+def test_per_group_bounds_are_declared_with_the_categories_and_used_by_a_histogram(env: Path) -> None:
+    """k and m beside a column's categories: saved with the facts, refused half-given or without an id
+    column (nothing lost), and a histogram of that column on Query & release says it uses them; with
+    the id column a count of people is offered."""
+    at = new_session()
+    upload(at, CSV)
+    save_facts(at, categories={"city": {"categories": "Oslo, Bergen", "k": 1, "m": 2}})
+    message = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "need the person id column" in message and not facts(at).group_bounds
+    save_facts(at, categories={"city": {"categories": "Oslo, Bergen", "k": 1}}, id_column="person_id", c=3)
+    message = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "city: give both k (most categories per person) and m" in message
+    city = {"categories": "Oslo, Bergen", "k": 1, "m": 2}
+    save_facts(at, categories={"city": city}, id_column="person_id", c=3)
+    assert not at.error, [e.value for e in at.error]
+    assert facts(at).group_bounds == {"city": GroupBounds(1, 2)}
+    grid = editor(at, "data_categories_editor_")  # shown again as declared
+    assert grid.value.set_index("column").loc["city", ["k", "m"]].tolist() == [1.0, 2.0]
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key="release_kind").set_value("Histogram").run()
+    at.selectbox(key="release_column").set_value("city").run()
+    assert not at.exception
+    assert any("at most 1 of city's categories with at most 2 rows in each" in c.value for c in at.caption)
+    at.selectbox(key="release_kind").set_value("Count of people").run()  # distinct ids, sensitivity 1
+    assert not at.exception and not any("needs the person id column" in w.value for w in at.warning)
+    assert any("Distinct values of person_id" in c.value.replace("\\", "") for c in at.caption)
 
 
 def test_bad_bounds_are_one_message_per_row_and_nothing_is_lost(env: Path) -> None:

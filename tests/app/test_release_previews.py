@@ -152,7 +152,7 @@ def test_a_quantile_shows_its_exact_plus_minus(app: AppTest) -> None:
     app.selectbox(key="release_kind").set_value("Median / quantile").run()
     assert not app.exception and not app.error
     assert "± (95%)" in _metrics(app)
-    assert "(exact)" in _definition(app)
+    assert "(exact selection chances)" in _definition(app) and "in the column" in _definition(app)
 
 
 def test_new_query_kinds_never_raise_with_any_mechanism(app: AppTest) -> None:

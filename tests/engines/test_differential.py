@@ -15,6 +15,7 @@ from dpdash.facts import Facts
 from dpdash.queries import (
     ContingencyTable,
     Count,
+    CountPeople,
     GroupByCount,
     GroupByMean,
     GroupBySum,
@@ -54,7 +55,7 @@ def table(seed: int, rows: int = 3000, people: int = 500) -> pd.DataFrame:
     return pd.DataFrame({ID: ids, INCOME: income, REGION: region, AGE: age, "kids": kids, "flag": kids > 2})
 
 
-def queries(facts: Facts) -> list:
+def queries(facts: Facts, grouped: bool = False) -> list:
     bounds = (0, 100)
     bins = numeric_bins((0, 90), count=9)
     return [
@@ -89,6 +90,26 @@ def queries(facts: Facts) -> list:
         GroupBySum(by=REGION, column=INCOME, keys=CATEGORIES, bounds=bounds, facts=facts),
         GroupBySum(by=AGE, column=INCOME, bins=bins, bounds=bounds, outside="other", facts=facts),
         GroupByMean(by=REGION, column=INCOME, keys=CATEGORIES, bounds=bounds, outside="other", facts=facts),
+        *(grouped_queries(facts) if grouped and facts.id_column is not None else []),
+    ]
+
+
+def grouped_queries(facts: Facts) -> list:
+    """A count of people and queries with per-group bounds (k cells per person, m rows in each): they
+    need an id column."""
+    bins = numeric_bins((0, 90), count=9)
+    return [
+        CountPeople(facts=facts),
+        Histogram(column=REGION, categories=CATEGORIES, facts=facts, group_bounds=(2, 1)),
+        Histogram(column=AGE, bins=bins, outside="drop", facts=facts, group_bounds=(1, 2)),
+        GroupByCount(by="flag", keys=[True, False], facts=facts, group_bounds=(1, 1)),
+        GroupBySum(
+            by=REGION, column=INCOME, keys=HOSTILE[:4], bounds=(0, 100), outside="other", facts=facts,
+            group_bounds=(3, 2),
+        ),
+        GroupByMean(
+            by="kids", column=INCOME, keys=[0, 1, 2], bounds=(0, 100), facts=facts, group_bounds=(2, 3)
+        ),
     ]
 
 
@@ -100,7 +121,7 @@ FACTS = [
 
 
 def test_every_query_kind_is_compiled_and_in_the_differential_test() -> None:
-    tested = {type(q) for q in queries(Facts())}
+    tested = {type(q) for q in queries(Facts(id_column=ID), grouped=True)}
     public = {t for t in _REGISTRY.values() if not t.__name__.startswith("_")}
     assert public <= set(COMPILED)
     assert public <= tested
@@ -112,7 +133,7 @@ def test_every_query_kind_is_compiled_and_in_the_differential_test() -> None:
 def test_pandas_and_duckdb_agree_on_random_tables(facts: Facts, seed: int) -> None:
     df = table(seed)
     source = open_frame(df)
-    for query in queries(facts):
+    for query in queries(facts, grouped=seed == 1):  # per-group bounds on one seed (and the id tests below)
         check(query, df, source)
 
 
@@ -161,14 +182,14 @@ def integer_ids(seed: int, rows: int = 600) -> pd.DataFrame:
 def test_integer_ids_down_to_the_last_bit() -> None:
     df = integer_ids(12)
     assert df[ID].dtype == np.int64
-    for query in queries(Facts(rows_per_person=2, id_column=ID)):
+    for query in queries(Facts(rows_per_person=2, id_column=ID), grouped=True):
         check(query, df)
 
 
 def test_string_ids_and_nan_in_a_duckdb_column() -> None:
     df = table(8, rows=500)
     df[ID] = df[ID].map(lambda v: None if np.isnan(v) else f"p'{int(v) % 40}\"")
-    for query in queries(Facts(rows_per_person=2, id_column=ID)):
+    for query in queries(Facts(rows_per_person=2, id_column=ID), grouped=True):
         check(query, df)
 
 

@@ -17,6 +17,7 @@ from dpdash.facts import Facts
 from dpdash.queries import Count, Histogram, Where
 from tests.engines.compare import check
 from tests.engines.test_differential import AGE, FACTS, ID, REGION, integer_ids, queries, table
+from tests.panel import ID_KINDS, check_uniform_choice, panel
 
 if TYPE_CHECKING:
     from tests.servers import PostgresServer
@@ -43,12 +44,13 @@ def server(postgres: PostgresServer) -> PostgresServer:
     return postgres
 
 
-def agrees(server: PostgresServer, df: pd.DataFrame, name: str, facts: Facts) -> None:
-    """``df`` loaded as table ``name``: every query with ``facts`` gives pandas' answers and reports."""
+def agrees(server: PostgresServer, df: pd.DataFrame, name: str, facts: Facts, grouped: bool = False) -> None:
+    """``df`` loaded as table ``name``: every query with ``facts`` gives pandas' answers and reports
+    (``grouped``: also the queries with per-group bounds)."""
     server.load(df, name)
     source = open_postgres(server.url(READER, PASSWORD), name)
     try:
-        for query in queries(facts):
+        for query in queries(facts, grouped=grouped):
             check(query, df, source)
     finally:
         source.close()
@@ -56,7 +58,7 @@ def agrees(server: PostgresServer, df: pd.DataFrame, name: str, facts: Facts) ->
 
 @pytest.mark.parametrize("facts", FACTS, ids=["trusted", "c=1", "c=3"])
 def test_postgres_agrees_with_pandas(server: PostgresServer, facts: Facts) -> None:
-    agrees(server, table(1), "people", facts)
+    agrees(server, table(1), "people", facts, grouped=facts.rows_per_person == 3)
 
 
 def test_truncation_and_string_ids_in_postgres(server: PostgresServer) -> None:
@@ -66,7 +68,19 @@ def test_truncation_and_string_ids_in_postgres(server: PostgresServer) -> None:
 
 
 def test_integer_ids_in_postgres(server: PostgresServer) -> None:
-    agrees(server, integer_ids(12), "integer ids", Facts(rows_per_person=2, id_column=ID))
+    agrees(server, integer_ids(12), "integer ids", Facts(rows_per_person=2, id_column=ID), grouped=True)
+
+
+@pytest.mark.parametrize("ids", ID_KINDS)
+def test_truncation_keeps_a_uniform_choice_in_postgres(server: PostgresServer, ids: str) -> None:
+    """The 10⁶-row panel of tests/panel.py, as on pandas and DuckDB (test_truncation_bias.py)."""
+    df = panel(1_000_000, ids)
+    server.load(df, f"panel {ids}")
+    source = open_postgres(server.url(READER, PASSWORD), f"panel {ids}")
+    try:
+        check_uniform_choice(source, df)
+    finally:
+        source.close()
 
 
 def test_strings_compare_by_code_point_whatever_the_collation(server: PostgresServer) -> None:

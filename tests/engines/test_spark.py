@@ -3,6 +3,7 @@ same true answers and owner reports as pandas (tests/engines/compare.py) (issue 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -14,6 +15,7 @@ from dpdash.facts import Facts
 from dpdash.queries import Count, Histogram, Sum
 from tests.engines.compare import check
 from tests.engines.test_differential import FACTS, ID, INCOME, integer_ids, queries, table
+from tests.panel import check_uniform_choice, panel
 
 
 def view(spark: Any, df: pd.DataFrame, name: str) -> None:
@@ -38,7 +40,7 @@ def test_spark_agrees_with_pandas(spark: Any) -> None:
     df = table(1, rows=1500, people=300)
     view(spark, df, "people")
     source = open_spark("people", session=spark)
-    for query in queries(facts):
+    for query in queries(facts, grouped=True):
         check(query, df, source)
 
 
@@ -60,6 +62,16 @@ def test_integer_ids_in_spark(spark: Any) -> None:
     first = {type(q): q for q in reversed(queries(Facts(rows_per_person=2, id_column=ID)))}
     for kind in (Count, Histogram, Sum):
         check(first[kind], df, source)
+
+
+def test_truncation_keeps_a_uniform_choice_in_spark(spark: Any, tmp_path: Path) -> None:
+    """The 10⁶-row panel of tests/panel.py with 64-bit ids over the whole range, as on pandas, DuckDB and
+    PostgreSQL (each query is about 15 s here; small and string ids agree row for row with pandas above,
+    and pandas is held against the expectation with every kind of id)."""
+    df = panel(1_000_000, "int64")
+    df.to_parquet(tmp_path / "panel.parquet")
+    spark.read.parquet(str(tmp_path / "panel.parquet")).createOrReplaceTempView("panel")
+    check_uniform_choice(open_spark("panel", session=spark), df)
 
 
 def test_nan_in_a_spark_double_column_is_missing(spark: Any) -> None:
