@@ -103,6 +103,7 @@ for _, row in table[table["note"] != ""].iterrows():
 st.download_button(
     "Download this table (CSV)", table.to_csv(index=False).encode(),
     file_name=f"mechanisms_eps{epsilon:g}.csv", mime="text/csv", key="explorer_download_table",
+    on_click="ignore",
 )  # fmt: skip
 
 curves = curve_table(delta, l1, l2, k, confidence)

@@ -261,7 +261,7 @@ st.download_button(
     plan_report(record, plan, facts=table.facts.unit),
     file_name="dpdash-release-plan.html",
     mime="text/html",
-    key="planner_report",
+    key="planner_report", on_click="ignore",
 )
 
 st.subheader("What if?")

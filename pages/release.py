@@ -287,14 +287,14 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
             release_csv(last),
             "release.csv",
             "text/csv",
-            key="release_download_csv",
+            key="release_download_csv", on_click="ignore",
         )
         downloads[1].download_button(
             "JSON release record",
             last.to_json(),
             "release.json",
             "application/json",
-            key="release_download_json",
+            key="release_download_json", on_click="ignore",
         )
         if connection is None:
             downloads[2].download_button(
@@ -302,7 +302,7 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
                 release_script(last, coercions=coercions, lossy=lossy, table_name=name),
                 "reproduce_release.py",
                 "text/x-python",
-                key="release_download_script",
+                key="release_download_script", on_click="ignore",
             )
             st.caption(
                 "The script releases again, with new noise, only by spending from this ledger: run "
