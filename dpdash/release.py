@@ -42,6 +42,7 @@ from dpdash.mechanisms import (
     ExponentialMechanism,
     Gaussian,
     Geometric,
+    KeyThreshold,
     Laplace,
     NoiseMechanism,
     PermuteAndFlip,
@@ -58,6 +59,7 @@ from dpdash.queries import (
     DataReport,
     GroupByMean,
     Histogram,
+    KeyCounts,
     Mean,
     NumericQuery,
     Query,
@@ -103,7 +105,7 @@ MECHANISMS: dict[str, type] = {
     "report_noisy_max": ReportNoisyMax,
     "randomized_response": RandomizedResponse,
 }
-_BY_CLASS_NAME = {cls.__name__: cls for cls in MECHANISMS.values()}
+_BY_CLASS_NAME = {cls.__name__: cls for cls in (*MECHANISMS.values(), KeyThreshold)}
 
 #: The mechanism arguments ``options`` may set, per mechanism: choices that keep the stated guarantee.
 #: Everything that fixes the calibration (ε, δ, the sensitivity, monotone utilities, the number of
@@ -460,6 +462,8 @@ def release(
             f"query must be a query spec from dpdash.queries, got {type(query).__name__}"
         )
     cls = mechanism_class(mechanism)
+    if isinstance(query, KeyCounts):
+        return _release_key_counts(query, cls, df, epsilon, delta, confidence, postprocess, options, identity)
     epsilon = check.epsilon(epsilon)
     confidence = check.open_unit(confidence, "confidence")
     steps = _postprocess_steps(postprocess, query)
@@ -540,6 +544,30 @@ def release(
         true_values=tuple(_plain(v) for v in np.asarray(evaluation.values).ravel()),
         report=evaluation.report,
     )
+
+
+def _release_key_counts(
+    query: KeyCounts,
+    cls: type,
+    df: pd.DataFrame | Source,
+    epsilon: float,
+    delta: float | None,
+    confidence: float,
+    postprocess: Sequence[str],
+    options: Mapping[str, Any] | None,
+    identity: str | None,
+) -> Release:
+    """Counts per key that is not public: geometric noise and a threshold (``dpdash.key_release``)."""
+    if cls is not Geometric:
+        raise ParameterError(
+            f"{query.name}: keys that are not public are released with geometric noise and a threshold "
+            f"(mechanism='geometric', with delta), not {cls.__name__}"
+        )
+    if postprocess or options:
+        raise ParameterError(f"{query.name} takes no post-processing and no options: its counts are integers")
+    from dpdash.key_release import release_keys
+
+    return release_keys(query, df, epsilon=epsilon, delta=delta, confidence=confidence, identity=identity)
 
 
 # ---- checks -------------------------------------------------------------------------------------------

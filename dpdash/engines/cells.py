@@ -27,15 +27,18 @@ _INSIDE, _OUTSIDE, _MISSING = 0, 1, 2
 def with_cells(
     table: Any, column: str, categories: tuple[Any, ...] | None, bins: Bins | None, tag: str = ""
 ) -> Any:
-    """``table`` with the STATUS and KEY columns of ``column`` (their names end with ``tag``)."""
+    """``table`` with the STATUS and KEY columns of ``column`` (their names end with ``tag``); with neither
+    categories nor bins, every value present is a cell (the keys of ``KeyCounts``)."""
     col = table[column]
     gone = missing(col)
     if bins is not None:
         code = number(col).bucket(list(bins.edges), closed="left", close_extreme=True)
         inside = code.notnull()
         key = inside.ifelse(code.cast("int64"), ibis.null("int64"))
+    elif categories is None:  # keys that are not public: every present value is its own cell
+        inside = ~gone
+        key = col
     else:
-        assert categories is not None
         dtype = col.type()
         values = [v for v in (comparable(dtype, c) for c in categories) if v is not None]
         inside = col.isin(values).fill_null(False) if values else ibis.literal(False)

@@ -1,5 +1,6 @@
 """Counts compiled to Ibis: Count (with or without ``where``), the non-missing count piece, Histogram
-(categories or bins), GroupByCount and ContingencyTable. Each returns the pandas path's ``Evaluation``."""
+(categories or bins), KeyCounts, GroupByCount and ContingencyTable. Each returns the pandas path's
+``Evaluation``."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ from dpdash.engines.cells import KEY, STATUS, fold, per_cell, with_cells
 from dpdash.engines.columns import count_true, missing, where_match
 from dpdash.engines.truncation import _int
 from dpdash.facts import Truncation
-from dpdash.queries import ContingencyTable, Count, CountPeople, GroupByCount, Histogram
+from dpdash.queries import ContingencyTable, Count, CountPeople, GroupByCount, Histogram, KeyCounts
 from dpdash.queries.base import DataReport, Evaluation, cell_count_report
 from dpdash.queries.count import people_evaluation
+from dpdash.queries.keys import key_evaluation
 from dpdash.queries.sums import _ValidCount
 
 __all__ = [
     "evaluate_count",
     "evaluate_grouped_count",
     "evaluate_histogram",
+    "evaluate_keys",
     "evaluate_people",
     "evaluate_table",
     "evaluate_valid_count",
@@ -95,6 +98,14 @@ def evaluate_histogram(query: Histogram, source: Any, table: Any, truncation: Tr
         truncation, counts, query.cell_names, missing=gone, outside=outside, policy=query.outside
     )
     return Evaluation(counts, report)
+
+
+def evaluate_keys(query: KeyCounts, source: Any, table: Any, truncation: Truncation) -> Evaluation:
+    """Rows per key found (one GROUP BY the column); the keys stay with the data owner until selected."""
+    frame = source.execute(_distinct(table, [query.column]))
+    gone = frame[query.column].isna().to_numpy()
+    n = frame[_N].to_numpy(dtype=np.int64)
+    return key_evaluation(truncation, frame[query.column][~gone], n[~gone], int(n[gone].sum()))
 
 
 def evaluate_grouped_count(

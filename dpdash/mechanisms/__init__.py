@@ -1,6 +1,7 @@
 """Mechanisms: the additive noise mechanisms (Laplace, Gaussian, geometric, discrete Gaussian,
 staircase), selection mechanisms (exponential, report noisy max, permute-and-flip), randomized
-response, and the vector and Wishart mechanisms.
+response, the thresholded geometric mechanism for keys that are not public (``KeyThreshold``), and the
+vector and Wishart mechanisms.
 
 Each additive noise mechanism is a frozen, keyword-only dataclass with an analytic side (``scale``,
 ``noise``, ``std``, ``accuracy``, ``accuracy_union_bound``, ``coverage``, ``tail``, ``privacy_profile``,
@@ -22,6 +23,7 @@ from dpdash.mechanisms.gaussian import (
     gaussian_delta,
 )
 from dpdash.mechanisms.geometric import Geometric
+from dpdash.mechanisms.key_threshold import KeyThreshold
 from dpdash.mechanisms.laplace import Laplace
 from dpdash.mechanisms.noisy_max import ReportNoisyMax
 from dpdash.mechanisms.randomized_response import RandomizedResponse
@@ -42,6 +44,7 @@ __all__ = [
     "ExponentialMechanism",
     "Gaussian",
     "Geometric",
+    "KeyThreshold",
     "Laplace",
     "NoiseMechanism",
     "PermuteAndFlip",

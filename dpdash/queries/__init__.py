@@ -10,6 +10,8 @@ derived from the spec and its :class:`~dpdash.facts.Facts` (see ``dpdash.queries
 - composite queries (noisy pieces and a stated split of ε; the ± of their answer is
   ``dpdash.published``'s, simulated from the pieces' noise laws): ``Mean``,
   ``Variance``, ``GroupByMean``;
+- key counts (``KeyCounts``): counts per key of a column whose keys are not public, released with a
+  threshold that keeps only keys many people share (``dpdash.mechanisms.key_threshold``);
 - selection queries (released with a selection mechanism): ``Quantile`` (and its median), ``Mode``,
   with exact integer ``utilities`` and ``utility_sensitivities``.
 
@@ -40,6 +42,7 @@ from dpdash.queries.base import (
 from dpdash.queries.count import Count, CountPeople, Where
 from dpdash.queries.groupby import GroupByCount, GroupByMean, GroupBySum
 from dpdash.queries.histogram import OTHER, ContingencyTable, Histogram
+from dpdash.queries.keys import KeyCounts
 from dpdash.queries.moment import SecondMoment
 from dpdash.queries.selection import Mode, Quantile
 from dpdash.queries.sums import Mean, Sum, Variance
@@ -57,6 +60,7 @@ __all__ = [
     "GroupByMean",
     "GroupBySum",
     "Histogram",
+    "KeyCounts",
     "Mean",
     "Mode",
     "NumericQuery",

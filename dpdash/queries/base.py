@@ -113,6 +113,8 @@ class DataReport:
         outside: values outside the declared categories, bins or keys.
         outside_policy: what happened to them: ``"other"`` (counted in the extra cell) or ``"drop"``.
         empty_categories: declared categories (cells) with no row: their true count is 0.
+        dropped_keys: keys found in the data that a key-selection release did not publish (their noisy
+            count fell below the threshold).
         notes: anything else the owner should know, in words.
     """
 
@@ -129,6 +131,7 @@ class DataReport:
     outside_policy: str | None = None
     empty_categories: tuple[Any, ...] = ()
     notes: tuple[str, ...] = ()
+    dropped_keys: tuple[Any, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data (non-finite biases become ``None``), with the NOT PRIVATE label."""
@@ -152,6 +155,7 @@ class DataReport:
             "outside": self.outside,
             "outside_policy": self.outside_policy,
             "empty_categories": list(self.empty_categories),
+            "dropped_keys": list(self.dropped_keys),
             "notes": list(self.notes),
         }
 
@@ -187,13 +191,15 @@ class Evaluation:
 
     ``values``: the true answer, one entry per coordinate (selection queries: the best candidate of
     each selection). ``utilities``: selection queries only, the exact scores, one row per selection.
-    ``pieces``: composite queries only, the true answer of each piece.
+    ``pieces``: composite queries only, the true answer of each piece. ``keys``: key counts only, the
+    keys found in the data, one per value (NOT PUBLIC: which keys exist is what key selection protects).
     """
 
     values: np.ndarray
     report: DataReport
     utilities: tuple[np.ndarray, ...] | None = None
     pieces: dict[str, np.ndarray] | None = None
+    keys: tuple[Any, ...] | None = None
 
 
 # ---- the base classes -------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ def same_evaluation(pandas: Evaluation, engine: Evaluation, scale: float) -> Non
         assert engine.pieces is not None and set(pandas.pieces) == set(engine.pieces)
         for name, piece in pandas.pieces.items():
             same_array(piece, engine.pieces[name], scale, f"piece {name}")
+    assert pandas.keys == engine.keys, f"keys: {pandas.keys} != {engine.keys}"
     assert (pandas.utilities is None) == (engine.utilities is None)
     for i, (u, v) in enumerate(zip(pandas.utilities or (), engine.utilities or (), strict=True)):
         same_array(u, v, scale, f"utilities {i}")

@@ -20,6 +20,7 @@ from dpdash.queries import (
     GroupByMean,
     GroupBySum,
     Histogram,
+    KeyCounts,
     Mean,
     Mode,
     Quantile,
@@ -109,6 +110,15 @@ def grouped_queries(facts: Facts) -> list:
         ),
         GroupByMean(
             by="kids", column=INCOME, keys=[0, 1, 2], bounds=(0, 100), facts=facts, group_bounds=(2, 3)
+        ),
+        # Keys that are not public: every value found is a key (add/remove neighbours only).
+        *(
+            [
+                KeyCounts(column=REGION, facts=facts, group_bounds=(2, 1)),
+                KeyCounts(column=AGE, facts=facts, group_bounds=(1, 2)),
+            ]
+            if not facts.substitute
+            else []
         ),
     ]
 
