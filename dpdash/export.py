@@ -26,10 +26,11 @@ import pandas as pd
 
 from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.key_release import key_accuracy, key_preview
 from dpdash.loading import COLUMN_KINDS
 from dpdash.mechanisms import DiscreteGaussian, Gaussian, RandomizedResponse
 from dpdash.published import Accuracy, numeric_accuracy, selection_accuracy
-from dpdash.queries import CompositeQuery, Query, SelectionQuery
+from dpdash.queries import CompositeQuery, KeyCounts, Query, SelectionQuery
 from dpdash.release import (
     MECHANISMS,
     OPTIONS,
@@ -397,6 +398,13 @@ def simulate_release(
     if cls is RandomizedResponse:
         raise ParameterError("randomized response has no simulated preview; release it to see values")
     evaluation = query.evaluate(df)
+    if isinstance(query, KeyCounts):  # the keys that one simulated threshold lets through
+        preview = key_preview(query, evaluation, epsilon=epsilon, delta=delta, confidence=confidence,
+                              rng=generator)  # fmt: skip
+        kept = preview.table[preview.table["simulated: published"]]
+        values = tuple(int(v) for v in kept["simulated: noisy count"])
+        accuracy = key_accuracy(preview.mechanism, len(values), confidence)
+        return SimulatedRelease(tuple(kept["key"]), values, accuracy)
     if isinstance(query, SelectionQuery):
         count = len(query.selections)
         values, selectors = [], []

@@ -127,7 +127,7 @@ def release_keys(
         postprocessing=(),
         query=query.to_dict(),
         query_name=query.name,
-        mechanism=type(mechanism).__name__,
+        mechanism="Geometric",  # what release() takes; the piece names the thresholded mechanism it ran
         pieces=(piece,),
         epsilon=epsilon,
         delta=mechanism.delta,
@@ -164,16 +164,16 @@ class KeyPreview:
 
 def key_preview(
     query: KeyCounts,
-    df: pd.DataFrame | Source,
+    evaluation: Evaluation,
     *,
     epsilon: float,
     delta: float | None,
     confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> KeyPreview:
-    """A simulated preview of ``release_keys`` that spends nothing (owner only)."""
+    """A simulated preview of ``release_keys`` that spends nothing, from the query's true evaluation
+    (``query.evaluate(df)`` or ``dpdash.engines.evaluate``; owner only)."""
     mechanism = key_mechanism(query, check.epsilon(epsilon), delta)
-    evaluation = _evaluate(query, df)
     keys: Sequence[Any] = evaluation.keys or ()
     counts = np.asarray(evaluation.values, dtype=np.int64)
     chance = mechanism.keep_chance(counts) if keys else np.zeros(0)

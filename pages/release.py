@@ -29,12 +29,13 @@ from dpdash.mechanisms import (
     ReportNoisyMax,
     Staircase,
 )
-from dpdash.queries import SelectionQuery
+from dpdash.queries import KeyCounts, SelectionQuery
 from dpdash.release import Release
 from dpdash.wording import Guarantee, accuracy_words, guarantee, protected_unit
 from ui.access import guard_page
 from ui.blind_preview import analyst_numeric_preview, analyst_selection_preview
 from ui.checklist import mark_previewed
+from ui.key_preview import key_counts_preview
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
 from ui.requests import owner_requests, released_table, request_form, request_list, spending
@@ -63,6 +64,8 @@ SELECTION_MECHANISMS = {
     "Permute-and-flip": PermuteAndFlip,
     "Report noisy max": ReportNoisyMax,
 }
+#: Keys that are not public: one mechanism, the geometric with a threshold (dpdash.key_release).
+KEY_MECHANISMS = {"Geometric with a key threshold": Geometric}
 _LAST = "release_last"
 _LAST_REQUEST = "release_last_request"  # the request the last release answered
 _PENDING = "release_pending"  # (request, drawn release, request id) until the ledger has recorded it
@@ -89,9 +92,9 @@ if owner:
 
 left, right = st.columns([1, 1], gap="large")
 with left:
-    query = query_controls(table.facts, "release")
-    selecting = isinstance(query, SelectionQuery)
-    choices = SELECTION_MECHANISMS if selecting else MECHANISMS
+    query = query_controls(table.facts, "release", columns=list(table.data.columns))
+    selecting, keyed = isinstance(query, SelectionQuery), isinstance(query, KeyCounts)
+    choices = SELECTION_MECHANISMS if selecting else KEY_MECHANISMS if keyed else MECHANISMS
     mechanism_label = st.selectbox(
         "Mechanism", list(choices), key=f"release_mechanism{'_selection' * selecting}"
     )
@@ -105,7 +108,10 @@ with left:
     )
 with right:
     epsilon = epsilon_control("release_epsilon", default=table_epsilon_default(table))  # ⅒ of what remains
-    delta = delta_control("release_delta") if mechanism in (Gaussian, DiscreteGaussian) else 0.0
+    if keyed:
+        delta = delta_control("release_delta_keys", label="δ (the chance a lone person's key is published)")
+    else:
+        delta = delta_control("release_delta") if mechanism in (Gaussian, DiscreteGaussian) else 0.0
     steps = [] if query is None else postprocess_controls(query, "release")
 if query is None or epsilon is None:
     st.stop()
@@ -119,7 +125,7 @@ except DPDashError as error:
     st.error(md(error), icon=":material/error:")
     st.stop()
 
-labels = [str(label) for label in (query.selections if selecting else query.labels)]
+labels = [] if keyed else [str(label) for label in (query.selections if selecting else query.labels)]
 # ---- the preview: simulated, free --------------------------------------------------------------------
 with st.container(border=True):
     st.markdown("#### :material/visibility: Simulated preview · spends no budget")
@@ -130,7 +136,9 @@ with st.container(border=True):
            "that is the owners'. ")
         + "Nothing here may be published."
     )  # fmt: skip
-    if evaluation is None:
+    if keyed:
+        key_counts_preview(query, spent_by[0], table, owner=owner, confidence=confidence)
+    elif evaluation is None:
         if selecting:
             analyst_selection_preview(query, selectors, labels=labels, mechanism_label=mechanism_label,
                                       confidence=confidence)  # fmt: skip

@@ -7,6 +7,7 @@ query never carries over to another: changing the query shows that query's own d
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import streamlit as st
 
@@ -21,6 +22,7 @@ from dpdash.queries import (
     GroupByMean,
     GroupBySum,
     Histogram,
+    KeyCounts,
     Mean,
     Quantile,
     Query,
@@ -47,6 +49,7 @@ QUERY_KINDS = (
     "Group-by mean",
     "Contingency table",
     "Median / quantile",
+    KEYS_KIND := "Counts per key (keys not public)",
 )
 SELECTION_KINDS = ("Median / quantile",)
 #: What a rounding choice records (``dpdash.release.POSTPROCESSING``).
@@ -101,14 +104,46 @@ def bins_controls(column: str, bounds: Bounds, key: str) -> Bins | None:
     return bins
 
 
-def query_controls(facts: PublicFacts, key: str) -> Query | None:
-    """Widgets for one query over declared columns; ``None`` (after a message) when the facts needed
-    are not declared yet."""
+def key_controls(facts: PublicFacts, columns: Sequence[str], key: str) -> KeyCounts | None:
+    """Counts per key of a column whose keys are not declared: the column, and how many keys (k) and rows
+    in each (m) a person may add (the Data page's declaration for the column when there is one)."""
+    unit = facts.unit
+    choices = [c for c in columns if c != unit.id_column]
+    if not choices:
+        st.warning("This table has no column to count keys of.", icon=":material/info:")
+        return None
+    column = st.selectbox("Key column", choices, key=f"{key}_column")
+    st.caption(
+        f"The keys of {md(column)} come from the data, so only keys that many people share may be "
+        "published: each key's count gets geometric noise and is published only when it reaches a threshold "
+        "τ (set by ε, δ, k and m). Keys below it are not published, and not even their existence is."
+    )
+    if unit.id_column is None:
+        if unit.rows_per_person != 1:
+            st.warning("Counting keys per person needs the person id column: declare it on the Data page "
+                       "first.", icon=":material/info:")  # fmt: skip
+            return None
+        return KeyCounts(column=column, facts=unit)
+    declared = facts.bounds_for_groups(column) or GroupBounds(1, 1)
+    left, right = st.columns(2)
+    slug = f"{key}_{_slug(column)}"
+    k = int(left.number_input("Keys per person (k)", 1, 1000, declared.max_groups, key=f"{slug}_k",
+                              help="Each person counts in at most k keys (a uniform choice beyond k)."))
+    m = int(right.number_input("Rows per key (m)", 1, 1000, declared.max_rows_per_group, key=f"{slug}_m",
+                               help="At most m of a person's rows count in one key; 1 counts people."))
+    return KeyCounts(column=column, group_bounds=(k, m), facts=unit)
+
+
+def query_controls(facts: PublicFacts, key: str, columns: Sequence[str] = ()) -> Query | None:
+    """Widgets for one query over declared columns (``columns``: the table's, for key counts); ``None``
+    (after a message) when the facts needed are not declared yet."""
     numeric = sorted(facts.bounds)
     categorical = sorted(facts.categories)
     kind = st.selectbox("Query", QUERY_KINDS, key=f"{key}_kind")
     k = f"{key}_{_slug(kind)}"
     unit = facts.unit
+    if kind == KEYS_KIND:
+        return key_controls(facts, columns, k)
     needs_numeric = ("Sum", "Mean", "Variance", "Group-by sum", "Group-by mean", "Median / quantile")
     if kind in needs_numeric and not numeric:
         st.warning("Declare bounds for a numeric column on the Data page first.", icon=":material/info:")
@@ -187,7 +222,7 @@ def query_controls(facts: PublicFacts, key: str) -> Query | None:
 def postprocess_controls(query: Query, key: str) -> list[str]:
     """The post-processing the data owner chooses for ``query`` (free: it costs no privacy), as the
     step names ``dpdash.release.release(postprocess=...)`` records. Keyed per query."""
-    if isinstance(query, SelectionQuery | SecondMoment):
+    if isinstance(query, SelectionQuery | SecondMoment | KeyCounts):
         return []
     k = f"{key}_pp_{_slug(query.kind)}"
     steps: list[str] = []

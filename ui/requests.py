@@ -17,7 +17,8 @@ import streamlit as st
 from dpdash.access import Action
 from dpdash.accounting import Dataset, RequestRecord, event_for, get_accountant, running
 from dpdash.errors import DPDashError, LedgerError
-from dpdash.queries import Query, SelectionQuery, query_from_dict
+from dpdash.key_release import key_mechanism
+from dpdash.queries import KeyCounts, Query, SelectionQuery, query_from_dict
 from dpdash.release import MECHANISMS, Release, calibrate, describe_postprocessing, mechanism_class
 from ui.state import (
     ActiveTable,
@@ -44,6 +45,8 @@ def spending(
 ) -> tuple[list[Any], list[Any]]:
     """(calibrated pieces, the mechanisms a release spends) for a query, as ``release`` calibrates it; a
     selection's ε is split equally over its selections. Reads only the table's column types."""
+    if isinstance(query, KeyCounts):  # one thresholded geometric mechanism (dpdash.key_release)
+        return [], [key_mechanism(query, epsilon, delta)]
     if isinstance(query, SelectionQuery):
         share = epsilon / len(query.selections)
         selectors = [mechanism(epsilon=share, sensitivity=sensitivity, monotone=query.monotone)

@@ -100,10 +100,12 @@ def _valid(text: str) -> float | None:
         return None
 
 
-def delta_control(key: str, default: float = DEFAULT_DELTA) -> float:
-    """A δ picker on a log scale (used by the Gaussian-type mechanisms only)."""
+def delta_control(
+    key: str, default: float = DEFAULT_DELTA, label: str = "δ (Gaussian-type mechanisms only)"
+) -> float:
+    """A δ picker on a log scale (for the Gaussian-type mechanisms and key selection)."""
     return st.select_slider(
-        "δ (Gaussian-type mechanisms only)",
+        label,
         options=DELTA_STOPS,
         value=default,
         format_func=delta_text,

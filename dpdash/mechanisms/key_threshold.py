@@ -110,8 +110,9 @@ class KeyThreshold:
         n = np.asarray(counts, dtype=np.float64)
         log_r = -self.epsilon / self.sensitivity
         log_norm = math.log1p(math.exp(log_r))
-        below = np.exp((self.threshold - n) * log_r - log_norm)
-        above = -np.expm1((n - self.threshold + 1) * log_r - log_norm)
+        # Each branch's exponent is clipped at 0 where the other branch applies (no overflow).
+        below = np.exp(np.minimum((self.threshold - n) * log_r, 0.0) - log_norm)
+        above = -np.expm1(np.minimum((n - self.threshold + 1) * log_r, 0.0) - log_norm)
         return np.where(n < self.threshold, below, above)
 
     def release(self, counts: Any) -> tuple[np.ndarray, np.ndarray]:

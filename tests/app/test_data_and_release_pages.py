@@ -171,3 +171,33 @@ def test_a_median_and_a_group_by_mean_publish_the_previewed_plus_minus(app: AppT
     assert again == made.accuracy  # the one function, at the released (public) pieces
     shown = app.dataframe[-1].value
     assert shown["± each value (95% confidence)"].tolist() == list(made.accuracy.half_widths)
+
+
+def test_keys_that_are_not_public_are_previewed_with_their_chances_and_released(
+    app: AppTest, tmp_path: Path
+) -> None:
+    app.switch_page("pages/data.py").run()
+    app.button(key="data_set_budget").click().run()
+    app.button(key="data_set_budget_confirm").click().run()
+    app.switch_page("pages/release.py").run()
+    app.selectbox(key="release_kind").set_value("Counts per key (keys not public)").run()
+    app.selectbox(key="release_counts_per_key_keys_not_public_column").set_value("visits").run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert app.selectbox(key="release_mechanism").value == "Geometric with a key threshold"
+    app.select_slider(key="release_epsilon_slider").set_value(0.5).run()
+    app.select_slider(key="release_delta_keys").set_value(1e-6).run()
+    rule = next(m.value for m in app.markdown if "Threshold **τ" in m.value)
+    from dpdash.mechanisms import KeyThreshold
+
+    tau = KeyThreshold(epsilon=0.5, delta=1e-6, max_groups=1, max_rows_per_group=1).threshold
+    assert f"τ = {tau}**" in rule
+    # The owner's table: every key found, with its exact chance of being published.
+    keys = next(d.value for d in app.dataframe if "chance published" in d.value.columns)
+    assert set(keys.columns) >= {"key", "true count", "chance published"} and len(keys) > 10
+    app.button(key="release_button").click().run()
+    app.button(key="release_confirm").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    released = app.dataframe[-1].value
+    assert len(released) > 0 and all(v >= tau for v in released["released"])
+    status = _status(tmp_path)
+    assert status.entries == 1

@@ -12,9 +12,9 @@ import pytest
 from dpdash.engines import evaluate, open_spark
 from dpdash.errors import ParameterError
 from dpdash.facts import Facts
-from dpdash.queries import Count, Histogram, Sum
+from dpdash.queries import Count, Histogram, KeyCounts, Sum
 from tests.engines.compare import check
-from tests.engines.test_differential import FACTS, ID, INCOME, integer_ids, queries, table
+from tests.engines.test_differential import AGE, FACTS, ID, INCOME, REGION, integer_ids, queries, table
 from tests.panel import check_uniform_choice, panel
 
 
@@ -41,6 +41,19 @@ def test_spark_agrees_with_pandas(spark: Any) -> None:
     view(spark, df, "people")
     source = open_spark("people", session=spark)
     for query in queries(facts, grouped=True):
+        check(query, df, source)
+
+
+def test_keys_that_are_not_public_in_spark(spark: Any) -> None:
+    """Key counts (add/remove neighbours, which FACTS[2] is not): the same keys, counts and report."""
+    df = table(2, rows=1500, people=300)
+    view(spark, df, "keyed")
+    source = open_spark("keyed", session=spark)
+    facts = Facts(rows_per_person=3, id_column=ID)
+    for query in (
+        KeyCounts(column=REGION, facts=facts, group_bounds=(2, 1)),
+        KeyCounts(column=AGE, facts=facts, group_bounds=(1, 2)),
+    ):
         check(query, df, source)
 
 

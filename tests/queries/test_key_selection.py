@@ -137,7 +137,7 @@ def test_a_release_publishes_the_common_keys_and_the_owner_sees_the_rest(tmp_pat
 
 def test_the_owner_preview_states_each_keys_exact_chance() -> None:
     df, query = _people_by_industry(20_000)
-    preview = key_preview(query, df, epsilon=1.0, delta=1e-6, rng=3)
+    preview = key_preview(query, query.evaluate(df), epsilon=1.0, delta=1e-6, rng=3)
     table = preview.table.set_index("key")
     mech = preview.mechanism
     assert table.loc["mining", "chance published"] == pytest.approx(mech.keep_chance([1])[0])
