@@ -21,8 +21,8 @@ from dpdash.errors import ParameterError
 from dpdash.export import escape_cell, release_csv, release_script, simulate_release
 from dpdash.facts import Bounds
 from dpdash.loading import coerce_column, load_table
-from dpdash.mechanisms import Geometric
-from dpdash.queries import Histogram, Mean, Quantile
+from dpdash.mechanisms import Geometric, KeyThreshold
+from dpdash.queries import Histogram, KeyCounts, Mean, Quantile
 from dpdash.release import release
 
 
@@ -181,6 +181,32 @@ def test_a_mean_through_the_script_is_one_release_of_two_entries(coded_table) ->
     with Ledger(coded_table["ledger"]) as ledger:
         entries = ledger.entries(coded_table["identity"])
     assert len(entries) == 2 and release_count(entries) == 1
+
+
+def test_key_counts_through_the_script_publish_only_keys_above_the_threshold(coded_table) -> None:
+    """Keys that are not public (one row per person): the script releases through the ledger with the
+    release's δ, and its preview simulates the same threshold."""
+    raw = load_table(coded_table["path"].read_bytes(), "people.csv").data
+    df = coerce_column(raw, "sex", "categorical")
+    r = release(KeyCounts(column="age"), "geometric", df, epsilon=2.0, delta=1e-6, identity=fingerprint(raw))
+    script = coded_table["script"].with_name("keys.py")
+    script.write_text(release_script(r, coercions=[("sex", "categorical")]))
+    tau = KeyThreshold(epsilon=2.0, delta=1e-6, max_groups=1, max_rows_per_group=1).threshold
+    # The fixture's budget has δ = 0: a release with δ > 0 does not fit it, and nothing is recorded.
+    refused = _run(script, str(coded_table["path"]), ledger=coded_table["ledger"])
+    assert refused.returncode == 1 and "does not fit the budget" in refused.stderr
+    ledger_path = coded_table["ledger"].with_name("with-delta.sqlite")
+    with Ledger(ledger_path) as ledger:
+        ledger.add_dataset(name="people", fingerprint=coded_table["identity"], budget=Budget(12.0, 1e-5),
+                           accountant="basic")  # fmt: skip
+    for args in (("--preview",), ()):
+        out = _run(script, str(coded_table["path"]), *args, ledger=ledger_path)
+        assert out.returncode == 0, out.stderr
+        printed = _printed(out.stdout)
+        assert printed and all(v >= tau for v in printed.values()), out.stdout
+    with Ledger(ledger_path) as ledger:
+        status = ledger.status(coded_table["identity"])
+    assert status.entries == 1 and status.spent.epsilon == pytest.approx(2.0)
 
 
 # ---- the preview's simulation ------------------------------------------------------------------------

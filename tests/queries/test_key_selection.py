@@ -157,3 +157,52 @@ def test_one_row_per_person_needs_no_id() -> None:
     evaluation = query.evaluate(df)
     assert evaluation.keys == ("a", "b") and evaluation.values.tolist() == [40, 3]
     assert evaluation.report.missing == 1
+
+
+def test_the_published_plus_minus_is_the_previewed_one_in_every_export(tmp_path) -> None:
+    """The ± of a key-count release: the preview's per-value ±, the CSV's, the record's, the report's."""
+    import csv
+    import io
+
+    from dpdash.export import release_csv, release_script, simulate_release
+    from dpdash.report import figure, released_values, stakeholder_report
+
+    df, query = _people_by_industry(20_000)
+    made = release(query, "geometric", df, epsilon=0.5, delta=1e-6, identity=fingerprint(df))
+    previewed = key_preview(query, query.evaluate(df), epsilon=0.5, delta=1e-6).accuracy
+    k = len(made.values)
+    assert k == 8 and made.accuracy.half_widths == (previewed.half_widths[0],) * k
+    assert made.accuracy.method == previewed.method == "exact" and made.accuracy.scope == "each"
+    rows = list(csv.reader(io.StringIO(release_csv(made))))
+    assert rows[0][2] == made.accuracy.column_label
+    assert rows[0][3] == f"± all {k} values at once (95% confidence)"
+    assert [r[0] for r in rows[1:]] == list(made.labels)
+    assert {float(r[2]) for r in rows[1:]} == {float(made.accuracy.half_widths[0])}
+    assert Release.from_json(made.to_json()).accuracy == made.accuracy
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ds = ledger.add_dataset(name="panel", fingerprint=fingerprint(df), budget=Budget(1.0, 1e-5))
+        ledger.spend_release(ds, made)
+        released = released_values(ledger.published(ds))
+        page = stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), facts=query.facts, released=released)
+    page = " ".join(page.split())
+    assert f" ± {figure(made.accuracy.half_widths[0], 4)}</b>" in page and "mining" not in page
+    assert "result.accuracy.half_widths" in release_script(made)
+    simulated = simulate_release(query, "geometric", df, epsilon=0.5, delta=1e-6, rng=1)
+    assert simulated.accuracy.half_widths == made.accuracy.half_widths[: len(simulated.values)]
+
+
+def test_the_plus_minus_covers_counts_well_above_the_threshold() -> None:
+    """Seeded, 20 000 simulated releases of keys at 2τ and more: each count within its ± at least
+    95% − 3 sd of the time, and all of them within the joint ± likewise (well above τ the threshold
+    hardly ever binds, so the noise's coverage is the published value's)."""
+    mech = KeyThreshold(epsilon=0.5, delta=1e-6, max_groups=2, max_rows_per_group=1)
+    counts = np.array([2, 3, 5, 8]) * mech.threshold
+    noisy, kept = mech.simulate(counts, 20_000, rng=11)
+    assert kept.all()
+    from dpdash.key_release import key_accuracy
+
+    accuracy = key_accuracy(mech, counts.size, 0.95)
+    errors = np.abs(noisy - counts)
+    slack = 3 * math.sqrt(0.95 * 0.05 / 20_000)
+    assert np.all(np.mean(errors <= accuracy.half_widths[0], axis=0) >= 0.95 - slack)
+    assert np.mean(errors.max(axis=1) <= accuracy.joint_half_width) >= 0.95 - slack
