@@ -66,7 +66,7 @@ chromium: debian
 # --- checks ------------------------------------------------------------------
 
 test: venv debian
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 	$(PY) -m ruff check .
 
 check: venv
