@@ -96,7 +96,7 @@ with left:
     selecting, keyed = isinstance(query, SelectionQuery), isinstance(query, KeyCounts)
     choices = SELECTION_MECHANISMS if selecting else KEY_MECHANISMS if keyed else MECHANISMS
     mechanism_label = st.selectbox(
-        "Mechanism", list(choices), key=f"release_mechanism{'_selection' * selecting}"
+        "Mechanism", list(choices), key=f"release_mechanism{'_selection' * selecting}{'_keys' * keyed}"
     )
     mechanism = choices[mechanism_label]
     confidence = st.select_slider(

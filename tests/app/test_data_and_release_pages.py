@@ -183,7 +183,7 @@ def test_keys_that_are_not_public_are_previewed_with_their_chances_and_released(
     app.selectbox(key="release_kind").set_value("Counts per key (keys not public)").run()
     app.selectbox(key="release_counts_per_key_keys_not_public_column").set_value("visits").run()
     assert not app.exception and not app.error, [e.value for e in app.error]
-    assert app.selectbox(key="release_mechanism").value == "Geometric with a key threshold"
+    assert app.selectbox(key="release_mechanism_keys").value == "Geometric with a key threshold"
     app.select_slider(key="release_epsilon_slider").set_value(0.5).run()
     app.select_slider(key="release_delta_keys").set_value(1e-6).run()
     rule = next(m.value for m in app.markdown if "Threshold **τ" in m.value)
@@ -201,3 +201,6 @@ def test_keys_that_are_not_public_are_previewed_with_their_chances_and_released(
     assert len(released) > 0 and all(v >= tau for v in released["released"])
     status = _status(tmp_path)
     assert status.entries == 1
+    # Back to a query with public categories: its own mechanisms, nothing carried over.
+    app.selectbox(key="release_kind").set_value("Histogram").run()
+    assert not app.exception and app.selectbox(key="release_mechanism").value == "Laplace"

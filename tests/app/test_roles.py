@@ -231,6 +231,24 @@ def test_the_owners_preview_shows_the_true_value_the_analysts_search_looks_for(
     assert "true value (owner only)" in shown
 
 
+@pytest.mark.parametrize("email", ["bob@example.org", "ann@example.org"])
+def test_keys_that_are_not_public_are_the_owners_to_see(email: str, served: dict[str, object]) -> None:
+    """Counts per key of the notes (every note is its own key): an analyst sees the threshold and the ±,
+    and no key; the owner, as the control, sees the keys found with their chances."""
+    at = as_person(email)
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key="release_kind").select("Counts per key (keys not public)").run()
+    at.selectbox(key="release_counts_per_key_keys_not_public_column").select("note").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    shown = everything_shown(at)
+    assert "Threshold **τ = " in shown
+    if email.startswith("bob"):
+        assert "secret-row" not in shown and "owner only" not in shown and "1,237" not in shown
+        assert [b.label for b in at.button] == ["Request this release", "Sign out"]
+    else:
+        assert "secret-row-0001" in shown and "keys found" in shown
+
+
 def test_an_analysts_sidebar_and_pages_hide_the_row_count(served: dict[str, object]) -> None:
     at = as_person("bob@example.org")
     for page in ("home", "datasets", "release", "budget", "planner", "audit"):
