@@ -35,7 +35,7 @@ from dpdash.wording import Guarantee, accuracy_words, guarantee, protected_unit
 from ui.access import guard_page
 from ui.blind_preview import analyst_numeric_preview, analyst_selection_preview
 from ui.checklist import mark_previewed
-from ui.key_preview import key_counts_preview
+from ui.key_preview import key_counts_preview, offer_published_keys
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
 from ui.requests import owner_requests, released_table, request_form, request_list, spending
@@ -286,6 +286,7 @@ if last is not None and last.dataset_fingerprint == table.fingerprint:
             key="release_last_guarantee",
         )
         released_table(last, key="release_result")
+        offer_published_keys(last, table)
         name, coercions, lossy, connection = st.session_state.get(
             _LAST_SOURCE, (table.name, table.coercions, table.lossy, table.connection)
         )

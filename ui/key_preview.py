@@ -1,19 +1,23 @@
-"""The preview of counts per key when the keys are not public (``dpdash.key_release``): the threshold, the ±
-of each published count and, for the data owner only, every key found with its exact chance of being
-published and one simulated release."""
+"""Counts per key when the keys are not public (``dpdash.key_release``): the preview (the threshold, the ± of
+each published count and, for the data owner only, every key found with its exact chance of being published
+and one simulated release), and after a release the owner's offer to declare the published keys."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
+from dpdash.access import Action
 from dpdash.key_release import key_accuracy, key_preview
 from dpdash.mechanisms import KeyThreshold
 from dpdash.queries import KeyCounts
-from ui.state import ActiveTable, evaluate
+from dpdash.release import Release
+from ui.state import ActiveTable, acting_user, allowed, evaluate, update_table
 from ui.text import md
 
-__all__ = ["key_counts_preview"]
+__all__ = ["key_counts_preview", "offer_published_keys"]
 
 
 def _rule(mechanism: KeyThreshold, confidence: float) -> None:
@@ -60,3 +64,24 @@ def _chance(p: float) -> str:
     if p < 1e-4:
         return f"{p:.1e}"
     return f"{p:.1%}"
+
+
+def offer_published_keys(last: Release, table: ActiveTable) -> None:
+    """After a key-count release of a text column, the owner may declare its published keys as that
+    column's categories: they are public now (the release's output), so histograms and group-by sums and
+    means over them can follow, each spending its own ε (sequential composition)."""
+    if last.query.get("type") != KeyCounts.kind or not last.labels or not allowed(table, Action.DECLARE):
+        return
+    column = str(last.query["column"])
+    if column not in table.data.columns or pd.api.types.is_numeric_dtype(table.data[column]):
+        return  # numeric columns have public bins over their bounds instead
+    if tuple(table.facts.categories.get(column, ())) == tuple(last.labels):
+        st.caption(f"The published keys are the declared categories of {md(column)}.")
+        return
+    if st.button(f"Declare the {len(last.labels)} published keys as the categories of {column}",
+                 key="release_keys_as_categories",
+                 help="They are public now: a histogram or a group-by sum or mean over them can follow, each "
+                      "spending its own ε."):  # fmt: skip
+        facts = replace(table.facts, categories={**table.facts.categories, column: tuple(last.labels)})
+        update_table(table, facts=facts, user=acting_user())
+        st.rerun()

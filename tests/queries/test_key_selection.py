@@ -207,3 +207,21 @@ def test_the_plus_minus_covers_counts_well_above_the_threshold() -> None:
     slack = 3 * math.sqrt(0.95 * 0.05 / 20_000)
     assert np.all(np.mean(errors <= accuracy.half_widths[0], axis=0) >= 0.95 - slack)
     assert np.mean(errors.max(axis=1) <= accuracy.joint_half_width) >= 0.95 - slack
+
+
+def test_a_group_by_over_the_published_keys_composes_with_the_selection(tmp_path) -> None:
+    """Keys published by a key-count release are public: a group-by mean over them is a second release,
+    and the ledger adds the two (basic: ε₁ + ε₂)."""
+    from dpdash.queries import GroupByMean
+
+    df, query = _people_by_industry(20_000)
+    keys = release(query, "geometric", df, epsilon=0.5, delta=1e-6)
+    mean = GroupByMean(by="industry", keys=keys.labels, column="wage", bounds=(0, 200), facts=query.facts)
+    wages = release(mean, "laplace", df, epsilon=0.5)
+    assert wages.labels[: len(keys.labels)] == keys.labels and "mining" not in wages.labels
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        ds = ledger.add_dataset(name="panel", fingerprint=fingerprint(df), budget=Budget(2.0, 1e-5),
+                                accountant="basic")  # fmt: skip
+        ledger.spend_release(ds, keys)
+        ledger.spend_release(ds, wages)
+        assert ledger.totals(ds)["basic"].epsilon == pytest.approx(1.0)
