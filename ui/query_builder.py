@@ -135,11 +135,13 @@ def key_controls(facts: PublicFacts, columns: Sequence[str], key: str) -> KeyCou
 
 
 def query_controls(facts: PublicFacts, key: str, columns: Sequence[str] = ()) -> Query | None:
-    """Widgets for one query over declared columns (``columns``: the table's, for key counts); ``None``
-    (after a message) when the facts needed are not declared yet."""
+    """Widgets for one query over declared columns; ``None`` (after a message) when the facts needed are
+    not declared yet. Key counts are offered only with ``columns`` (the table's; the Planner gives none:
+    it plans noise on public cells)."""
     numeric = sorted(facts.bounds)
     categorical = sorted(facts.categories)
-    kind = st.selectbox("Query", QUERY_KINDS, key=f"{key}_kind")
+    kinds = QUERY_KINDS if columns else tuple(k for k in QUERY_KINDS if k != KEYS_KIND)
+    kind = st.selectbox("Query", kinds, key=f"{key}_kind")
     k = f"{key}_{_slug(kind)}"
     unit = facts.unit
     if kind == KEYS_KIND:
