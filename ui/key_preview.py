@@ -70,7 +70,13 @@ def offer_published_keys(last: Release, table: ActiveTable) -> None:
     """After a key-count release of a text column, the owner may declare its published keys as that
     column's categories: they are public now (the release's output), so histograms and group-by sums and
     means over them can follow, each spending its own ε (sequential composition)."""
-    if last.query.get("type") != KeyCounts.kind or not last.labels or not allowed(table, Action.DECLARE):
+    if last.query.get("type") != KeyCounts.kind:
+        return
+    if not last.labels:
+        st.info("No key reached the threshold, so no key was published: only that none passed. A larger ε "
+                "or k·m chosen to fit the data lowers τ.", icon=":material/info:")  # fmt: skip
+        return
+    if not allowed(table, Action.DECLARE):
         return
     column = str(last.query["column"])
     if column not in table.data.columns or pd.api.types.is_numeric_dtype(table.data[column]):

@@ -68,3 +68,20 @@ def test_published_keys_become_the_columns_categories(towns: tuple[Path, str]) -
     assert ["Bergen", "Oslo", "Tromsø", "(other)"] in shown, shown  # the histogram's preview (with "other")
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         assert ledger.status(identity).entries == 1
+
+
+def test_a_release_where_no_key_passes_says_so(towns: tuple[Path, str]) -> None:
+    """ε = 0.1, δ = 1e-8: τ = 179 while each age has at most 28 people; the chance that any of the 72 ages
+    passes is 3.7e-6 (Σ keep_chance), so the release publishes no key, and the page says so in words."""
+    app = AppTest.from_file(APP, default_timeout=90)
+    app.run()
+    app.switch_page("pages/release.py").run()
+    app.selectbox(key="release_kind").set_value("Counts per key (keys not public)").run()
+    app.selectbox(key="release_counts_per_key_keys_not_public_column").set_value("age").run()
+    app.select_slider(key="release_epsilon_slider").set_value(0.1).run()
+    app.select_slider(key="release_delta_keys").set_value(1e-8).run()
+    app.button(key="release_button").click().run()
+    app.button(key="release_confirm").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert any("No key reached the threshold" in i.value for i in app.info)
+    assert not [b for b in app.button if b.key == "release_keys_as_categories"]
