@@ -58,14 +58,6 @@ def key_accuracy(mechanism: KeyThreshold, kept: int, confidence: float) -> Accur
     return Accuracy(c, (each,) * kept, "exact", definition, joint_half_width=joint)
 
 
-def _evaluate(query: KeyCounts, df: pd.DataFrame | Source) -> Evaluation:
-    if isinstance(df, Source):
-        from dpdash.engines.evaluate import evaluate as evaluate_in_source
-
-        return evaluate_in_source(query, df)
-    return query.evaluate(df)
-
-
 def release_keys(
     query: KeyCounts,
     df: pd.DataFrame | Source,
@@ -78,20 +70,11 @@ def release_keys(
     """Release ``query`` (``dpdash.release.release`` with the geometric mechanism calls this): every key
     found gets a noisy count from the exact sampler; the keys whose noisy count reaches τ are published,
     sorted. (ε, δ)-DP (``dpdash.mechanisms.key_threshold``)."""
-    from dpdash.release import PieceRecord, Release, dataset_fingerprint
+    from dpdash.release import PieceRecord, Release, evaluate_for_release
 
     epsilon = check.epsilon(epsilon)
     mechanism = key_mechanism(query, epsilon, delta)
-    evaluation = _evaluate(query, df)
-    if isinstance(df, Source):
-        fingerprint = df.fingerprint()
-        identity = fingerprint if identity is None else identity
-    else:
-        fingerprint = dataset_fingerprint(df)
-        if identity is None:
-            from dpdash.identity import content_fingerprint
-
-            identity = content_fingerprint(df)
+    evaluation, fingerprint, identity = evaluate_for_release(query, df, identity)
     keys = evaluation.keys or ()
     noisy, kept = mechanism.release(evaluation.values) if keys else (np.zeros(0, np.int64), np.zeros(0, bool))
     published = [int(v) for v in noisy[kept]]

@@ -482,26 +482,12 @@ def release(
         delta = 0.0
     check_compatible(query, cls)
 
-    if isinstance(df, Source):
-        if cls is RandomizedResponse:
-            raise ParameterError(
-                "randomized response randomizes each row, which needs the rows in memory; a connected "
-                f"table ({df.description}) releases aggregates only: use Laplace, Gaussian or Geometric"
-            )
-        from dpdash.engines.evaluate import evaluate as evaluate_in_source
-
-        evaluation = evaluate_in_source(query, df)
-        fingerprint = df.fingerprint()
-        identity = fingerprint if identity is None else identity
-    else:
-        evaluation = query.evaluate(df)
-        fingerprint = dataset_fingerprint(df)
-    if identity is None:
-        from dpdash.identity import content_fingerprint
-
-        identity = content_fingerprint(df)
-    elif not isinstance(identity, str) or not identity:
-        raise ParameterTypeError(f"identity must be a fingerprint string, got {identity!r}")
+    if isinstance(df, Source) and cls is RandomizedResponse:
+        raise ParameterError(
+            "randomized response randomizes each row, which needs the rows in memory; a connected "
+            f"table ({df.description}) releases aggregates only: use Laplace, Gaussian or Geometric"
+        )
+    evaluation, fingerprint, identity = evaluate_for_release(query, df, identity)
     if isinstance(query, SelectionQuery):
         pieces, noisy, accuracy = _release_selection(
             query, cls, evaluation.utilities, epsilon, confidence, extra
@@ -544,6 +530,30 @@ def release(
         true_values=tuple(_plain(v) for v in np.asarray(evaluation.values).ravel()),
         report=evaluation.report,
     )
+
+
+def evaluate_for_release(
+    query: Query, df: pd.DataFrame | Source, identity: str | None
+) -> tuple[Any, str, str]:
+    """(the query's evaluation, the exact table's fingerprint, the budget's identity) of a release on a
+    DataFrame or in a source's engine; ``identity`` defaults to the source's fingerprint, or the content
+    fingerprint of the DataFrame."""
+    if isinstance(df, Source):
+        from dpdash.engines.evaluate import evaluate as evaluate_in_source
+
+        evaluation = evaluate_in_source(query, df)
+        fingerprint = df.fingerprint()
+        identity = fingerprint if identity is None else identity
+    else:
+        evaluation = query.evaluate(df)
+        fingerprint = dataset_fingerprint(df)
+    if identity is None:
+        from dpdash.identity import content_fingerprint
+
+        identity = content_fingerprint(df)
+    elif not isinstance(identity, str) or not identity:
+        raise ParameterTypeError(f"identity must be a fingerprint string, got {identity!r}")
+    return evaluation, fingerprint, identity
 
 
 def _release_key_counts(

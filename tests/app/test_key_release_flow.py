@@ -41,18 +41,24 @@ def towns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
     return tmp_path, identity
 
 
-def test_published_keys_become_the_columns_categories(towns: tuple[Path, str]) -> None:
-    tmp_path, identity = towns
+def _release_keys(column: str, *, epsilon: float, delta: float) -> AppTest:
+    """The app after a confirmed key-count release of ``column`` on Query & release."""
     app = AppTest.from_file(APP, default_timeout=90)
     app.run()
     app.switch_page("pages/release.py").run()
     app.selectbox(key="release_kind").set_value("Counts per key (keys not public)").run()
-    app.selectbox(key="release_counts_per_key_keys_not_public_column").set_value("town").run()
-    app.select_slider(key="release_epsilon_slider").set_value(1.0).run()
-    app.select_slider(key="release_delta_keys").set_value(1e-6).run()
+    app.selectbox(key="release_counts_per_key_keys_not_public_column").set_value(column).run()
+    app.select_slider(key="release_epsilon_slider").set_value(epsilon).run()
+    app.select_slider(key="release_delta_keys").set_value(delta).run()
     app.button(key="release_button").click().run()
     app.button(key="release_confirm").click().run()
     assert not app.exception and not app.error, [e.value for e in app.error]
+    return app
+
+
+def test_published_keys_become_the_columns_categories(towns: tuple[Path, str]) -> None:
+    tmp_path, identity = towns
+    app = _release_keys("town", epsilon=1.0, delta=1e-6)
     # ε = 1, δ = 1e-6: τ = 15, so 300+ people always pass (noise beyond ±280 has chance < e^(−280)) and
     # the lone person's town passes with chance < 1e-6.
     assert sorted(app.dataframe[-1].value["value"]) == ["Bergen", "Oslo", "Tromsø"]
@@ -73,15 +79,6 @@ def test_published_keys_become_the_columns_categories(towns: tuple[Path, str]) -
 def test_a_release_where_no_key_passes_says_so(towns: tuple[Path, str]) -> None:
     """ε = 0.1, δ = 1e-8: τ = 179 while each age has at most 28 people; the chance that any of the 72 ages
     passes is 3.7e-6 (Σ keep_chance), so the release publishes no key, and the page says so in words."""
-    app = AppTest.from_file(APP, default_timeout=90)
-    app.run()
-    app.switch_page("pages/release.py").run()
-    app.selectbox(key="release_kind").set_value("Counts per key (keys not public)").run()
-    app.selectbox(key="release_counts_per_key_keys_not_public_column").set_value("age").run()
-    app.select_slider(key="release_epsilon_slider").set_value(0.1).run()
-    app.select_slider(key="release_delta_keys").set_value(1e-8).run()
-    app.button(key="release_button").click().run()
-    app.button(key="release_confirm").click().run()
-    assert not app.exception and not app.error, [e.value for e in app.error]
+    app = _release_keys("age", epsilon=0.1, delta=1e-8)
     assert any("No key reached the threshold" in i.value for i in app.info)
     assert not [b for b in app.button if b.key == "release_keys_as_categories"]
