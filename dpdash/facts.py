@@ -43,8 +43,10 @@ from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.truncation_keys import row_keys
 
 __all__ = [
+    "BOUNDING",
     "MAX_GROUPS",
     "OUTSIDE_POLICIES",
+    "WEIGHT",
     "Bins",
     "Bounds",
     "Facts",
@@ -61,6 +63,13 @@ MAX_GROUPS = 10_000
 #: What happens to values outside the declared categories or bins: counted in an extra "other" cell,
 #: or dropped (and counted in the data owner's report).
 OUTSIDE_POLICIES = ("other", "drop")
+
+#: How an id column bounds a person's contribution to c rows: ``"sample"`` keeps a uniform choice of c of
+#: their rows; ``"weight"`` keeps every row and weights each of a person's n rows by min(1, c/n).
+BOUNDING = ("sample", "weight")
+
+#: The column that carries each row's weight after weighted bounding (pandas and the engines alike).
+WEIGHT = "__dpdash_weight"
 
 
 class Neighbours(StrEnum):
@@ -97,14 +106,24 @@ class Facts:
     Args:
         neighbours: ``"add_remove"`` (default) or ``"substitute"`` (a :class:`Neighbours`).
         rows_per_person: c, an integer ≥ 1: at most c rows belong to one person.
-        id_column: the column that identifies a person. Given, the bound c is enforced by truncation
-            (c rows per id kept, chosen by :func:`truncation_order`; rows with a missing id dropped);
-            ``None``, it is trusted as declared.
+        id_column: the column that identifies a person. Given, the bound c is enforced (rows with a
+            missing id dropped); ``None``, it is trusted as declared.
+        bounding: how the id column enforces c. ``"sample"`` (default): each id keeps c of its rows,
+            chosen by :func:`truncation_order`. ``"weight"``: each id keeps all its rows, each of a
+            person's n rows weighted by w = min(1, c/n), for counts, sums, means and histograms.
+
+    Weighted bounding answers, exactly, the *expected* answer of a uniform choice of c rows per person
+    (linearity: each row is kept with probability min(1, c/n)), with none of the choice's sampling error.
+    Its sensitivity in every norm is at most the sampled one's: a person's weighted contribution is the
+    average of their contributions over the uniform choices S, and ‖E[u(S)] − E[u′(S′)]‖ ≤ max ‖u(S) −
+    u′(S′)‖ by the convexity of a norm, each pair being a pair of neighbours of the sampled query. Answers
+    become fractional, so integer noise applies only where they stay whole (a count without a filter).
     """
 
     neighbours: Neighbours = Neighbours.ADD_REMOVE
     rows_per_person: int = 1
     id_column: str | None = None
+    bounding: str = "sample"
 
     def __post_init__(self) -> None:
         if isinstance(self.neighbours, str) and not isinstance(self.neighbours, Neighbours):
@@ -132,11 +151,22 @@ class Facts:
             raise ParameterTypeError(
                 f"id_column must be a column name (a string) or None, got id_column={self.id_column!r}"
             )
+        check.one_of(self.bounding, "bounding", BOUNDING)
+        if self.bounding == "weight" and self.id_column is None:
+            raise ParameterError(
+                "bounding='weight' weights each person's rows by min(1, c/n) and needs the column that "
+                "identifies a person: declare id_column, or use bounding='sample'"
+            )
 
     @property
     def enforced(self) -> bool:
         """Whether the unit of privacy is enforced by truncation (an id column is given)."""
         return self.id_column is not None
+
+    @property
+    def weighted(self) -> bool:
+        """Whether each row is weighted by min(1, c/n) rather than c rows per person sampled."""
+        return self.bounding == "weight"
 
     @property
     def substitute(self) -> bool:
@@ -146,7 +176,12 @@ class Facts:
         """One line that says what a release's guarantee protects, and how."""
         c = self.rows_per_person
         rows = "1 row" if c == 1 else f"{c} rows"
-        if self.enforced:
+        if self.weighted:
+            unit = (
+                f"at most {rows} per person, enforced by weighting on column {self.id_column!r} (each of a "
+                f"person's n rows counts min(1, {c}/n): the expected answer of a uniform choice of {rows})"
+            )
+        elif self.enforced:
             unit = (
                 f"at most {rows} per person, enforced by truncation on column {self.id_column!r} "
                 f"({rows} per id kept, a uniform choice by a hash of the id and each row, not by table order)"
@@ -161,6 +196,7 @@ class Facts:
         """Enforce the unit of privacy: keep c rows of each id, the first in :func:`truncation_order`
         of ``columns`` (default: every column but the id); drop rows without an id. The kept rows stay
         in table order. Without an id column the table is returned unchanged (the bound is trusted).
+        Weighted bounding keeps every row with an id and adds the column ``WEIGHT``, min(1, c/n).
         """
         n = len(df)
         if self.id_column is None:
@@ -176,6 +212,18 @@ class Facts:
             columns = [c for c in df.columns if c != self.id_column]
         counts = np.bincount(codes[~missing]) if (~missing).any() else np.zeros(0, dtype=np.int64)
         keep = ~missing
+        c = self.rows_per_person
+        if self.weighted:
+            per_row = counts[codes[keep]]
+            kept = df[keep].assign(**{WEIGHT: np.minimum(1.0, c / per_row)})
+            return kept, Truncation(
+                rows_in=n,
+                rows_kept=int(np.minimum(counts, c).sum()),
+                rows_truncated=int((counts - np.minimum(counts, c)).sum()),
+                rows_missing_id=int(missing.sum()),
+                people=int(counts.size),
+                people_truncated=int((counts > c).sum()),
+            )
         over = np.zeros(n, dtype=bool)  # the rows of people with more than c rows: only they are ranked
         over[~missing] = counts[codes[~missing]] > self.rows_per_person
         if over.any():
@@ -199,11 +247,14 @@ class Facts:
         return kept, report
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "neighbours": self.neighbours.value,
             "rows_per_person": self.rows_per_person,
             "id_column": self.id_column,
         }
+        if self.weighted:  # the default is left out: records written before weighting stay as they were
+            out["bounding"] = self.bounding
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Facts:
@@ -211,6 +262,7 @@ class Facts:
             neighbours=data.get("neighbours", "add_remove"),
             rows_per_person=data.get("rows_per_person", 1),
             id_column=data.get("id_column"),
+            bounding=data.get("bounding", "sample"),
         )
 
 

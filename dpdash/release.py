@@ -770,6 +770,12 @@ def calibrate(
                 "integer-valued (integer bounds and an integer column are needed): use Laplace, Gaussian or "
                 "Staircase"
             )
+        if cls.integer_valued and piece.facts.weighted and not piece.whole_when_weighted:
+            raise ParameterError(
+                f"{cls.__name__} adds integer noise and needs integer answers; under weighted bounding "
+                f"{piece.name} is fractional (each of a person's n rows counts min(1, c/n)): use Laplace, "
+                "Gaussian or Staircase, or declare bounding='sample'"
+            )
         m = piece.changed_coordinates if norm == "coordinate" else 1
         piece_epsilon = _piece_epsilon(epsilon, share / m, f"the {name} piece of {query.name}")
         mech = _build(cls, piece_epsilon, delta * share / m, sensitivity, extra)

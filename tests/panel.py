@@ -102,7 +102,7 @@ def check_histogram(
 def check_uniform_choice(data: Any, df: pd.DataFrame) -> None:
     """A histogram of ``industry`` truncated to c = 1 row per person and a sum of ``wage`` truncated to
     c = 2, computed on ``data`` (a DataFrame or any engine's Source of ``df``), each held against the
-    uniform-choice expectation."""
+    uniform-choice expectation; under weighted bounding, each equal to it."""
     from dpdash.engines import evaluate
     from dpdash.facts import Facts
     from dpdash.queries import Histogram, Sum
@@ -112,6 +112,13 @@ def check_uniform_choice(data: Any, df: pd.DataFrame) -> None:
     check_histogram(histogram.values, df, 1)
     total = evaluate(Sum(column="wage", bounds=WAGE_BOUNDS, facts=two), data)
     check_sum(float(total.values[0]), df, 2)
+    # Weighted bounding answers the expectation itself: equal up to the rounding of the sums.
+    one, two = (Facts(rows_per_person=c, id_column="pid", bounding="weight") for c in (1, 2))
+    histogram = evaluate(Histogram(column="industry", categories=CATEGORIES, facts=one), data)
+    mean, _ = expected_histogram(df, 1)
+    np.testing.assert_allclose(histogram.values[: len(CATEGORIES)], mean.reindex(list(CATEGORIES)), rtol=1e-9)
+    total = evaluate(Sum(column="wage", bounds=WAGE_BOUNDS, facts=two), data)
+    np.testing.assert_allclose(float(total.values[0]), expected_sum(df, 2)[0], rtol=1e-9)
 
 
 def check_sum(observed: float, df: pd.DataFrame, c: int) -> None:

@@ -12,9 +12,20 @@ import ibis
 import ibis.expr.datatypes as dt
 
 from dpdash.errors import ParameterError
+from dpdash.facts import WEIGHT, Truncation
 from dpdash.queries.count import COMPARISONS
 
-__all__ = ["count_true", "is_numeric", "missing", "number", "require_columns", "where_match"]
+__all__ = [
+    "count_true",
+    "held_rows",
+    "is_numeric",
+    "missing",
+    "number",
+    "require_columns",
+    "row_total",
+    "weighted",
+    "where_match",
+]
 
 
 def is_numeric(dtype: dt.DataType) -> bool:
@@ -41,6 +52,26 @@ def count_true(condition: Any) -> Any:
     which every engine computes (Spark as a conditional count) and DuckDB counts faster than
     ``SUM(CASE …)`` (a 10⁸-row clamped sum's report: 2.93 s → 2.79 s)."""
     return condition.count(where=condition)
+
+
+def weighted(table: Any) -> bool:
+    """Whether ``table`` carries the row weights of weighted bounding (``Facts.bounding="weight"``)."""
+    return WEIGHT in table.columns
+
+
+def held_rows(table: Any, truncation: Truncation) -> int:
+    """The rows ``table`` holds after the unit of privacy was enforced: the c rows per id kept, or under
+    weighted bounding every row with an id."""
+    if weighted(table):
+        return truncation.rows_in - truncation.rows_missing_id
+    return truncation.rows_kept
+
+
+def row_total(table: Any, condition: Any = None) -> Any:
+    """The rows meeting ``condition`` (all rows when None): counted, or Σ w under weighted bounding."""
+    if weighted(table):
+        return table[WEIGHT].sum(where=condition)
+    return table.count() if condition is None else count_true(condition)
 
 
 def require_columns(table: Any, columns: tuple[str, ...], name: str, numeric: tuple[str, ...]) -> None:

@@ -10,7 +10,7 @@ import ibis
 import numpy as np
 
 from dpdash.engines.cells import KEY, STATUS, fold, per_cell, with_cells
-from dpdash.engines.columns import count_true, missing, where_match
+from dpdash.engines.columns import count_true, held_rows, missing, row_total, weighted, where_match
 from dpdash.engines.truncation import _int
 from dpdash.facts import Truncation
 from dpdash.queries import ContingencyTable, Count, CountPeople, GroupByCount, Histogram, KeyCounts
@@ -32,15 +32,19 @@ __all__ = [
 
 def evaluate_count(query: Count, source: Any, table: Any, truncation: Truncation) -> Evaluation:
     if not query.where:
-        report = DataReport(rows=truncation.rows_in, rows_used=truncation.rows_kept, truncation=truncation)
+        rows = held_rows(table, truncation)
+        report = DataReport(rows=truncation.rows_in, rows_used=rows, truncation=truncation)
         return Evaluation(np.array([truncation.rows_kept], dtype=np.int64), report)
     match = ibis.literal(True)
     gone = ibis.literal(False)
     for condition in query.where:
         match = match & where_match(table, condition)
         gone = gone | missing(table[condition.column])
-    row = source.execute(table.aggregate(n=count_true(match), missing=count_true(gone))).iloc[0]
+    row = source.execute(
+        table.aggregate(n=count_true(match), missing=count_true(gone), total=row_total(table, match))
+    ).iloc[0]
     count = _int(row["n"])
+    value = _answer(count, row["total"], table)
     report = DataReport(
         rows=truncation.rows_in,
         rows_used=count,
@@ -48,7 +52,14 @@ def evaluate_count(query: Count, source: Any, table: Any, truncation: Truncation
         missing=_int(row["missing"]),
         notes=("rows with a missing value in a filter column never match",),
     )
-    return Evaluation(np.array([count], dtype=np.int64), report)
+    return Evaluation(value, report)
+
+
+def _answer(count: int, total: Any, table: Any) -> np.ndarray:
+    """A count as the answer: the rows, or Σ w under weighted bounding (0 for a sum over no rows)."""
+    if weighted(table):
+        return np.array([0.0 if total is None or total != total else float(total)])
+    return np.array([count], dtype=np.int64)
 
 
 def evaluate_people(query: CountPeople, source: Any, table: Any, truncation: Truncation) -> Evaluation:
@@ -57,47 +68,61 @@ def evaluate_people(query: CountPeople, source: Any, table: Any, truncation: Tru
 
 
 def evaluate_valid_count(query: _ValidCount, source: Any, table: Any, truncation: Truncation) -> Evaluation:
-    row = source.execute(table.aggregate(missing=count_true(missing(table[query.column])))).iloc[0]
+    present = ~missing(table[query.column])
+    row = source.execute(
+        table.aggregate(missing=count_true(~present), total=row_total(table, present))
+    ).iloc[0]
     gone_n = _int(row["missing"])
-    count = truncation.rows_kept - gone_n
+    count = held_rows(table, truncation) - gone_n
     report = DataReport(rows=truncation.rows_in, rows_used=count, truncation=truncation, missing=gone_n)
-    return Evaluation(np.array([count], dtype=np.int64), report)
+    return Evaluation(_answer(count, row["total"], table), report)
 
 
 _N = "__dpdash_n"
 
 
+_W = "__dpdash_w"
+
+
 def _distinct(table: Any, columns: list[str]) -> Any:
-    """Each distinct combination of ``columns`` (missing values included) with its number of rows."""
-    return table.group_by(columns).aggregate(**{_N: table.count()})
+    """Each distinct combination of ``columns`` (missing values included) with its number of rows (and
+    their total weight under weighted bounding)."""
+    totals = {_N: table.count()}
+    if weighted(table):
+        totals[_W] = row_total(table)
+    return table.group_by(columns).aggregate(**totals)
 
 
 def cell_counts(
     source: Any, table: Any, column: str, categories: Any, bins: Any, outside: str, cells: int
-) -> tuple[np.ndarray, int, int]:
-    """(counts per cell, missing, outside) of ``column``: one query in the engine. Categories are matched
-    on the column's distinct values, counted first (a plain GROUP BY; the matching then runs once per
-    distinct value, not once per row); bins are computed per row."""
+) -> tuple[np.ndarray, int, int, np.ndarray]:
+    """(rows per cell, missing, outside, the answer per cell) of ``column``: one query in the engine.
+    The answer is the rows per cell, or their Σ w under weighted bounding. Categories are matched on the
+    column's distinct values, counted first (a plain GROUP BY; the matching then runs once per distinct
+    value, not once per row); bins are computed per row."""
+    weights = weighted(table)
     if bins is None:
         marked = with_cells(_distinct(table, [column]), column, categories, None)
-        frame = source.execute(marked.group_by([STATUS, KEY]).aggregate(n=marked[_N].sum()))
+        totals = {"n": marked[_N].sum(), **({"w": marked[_W].sum()} if weights else {})}
     else:
         marked = with_cells(table, column, None, bins)
-        frame = source.execute(marked.group_by([STATUS, KEY]).aggregate(n=marked.count()))
+        totals = {"n": marked.count(), **({"w": row_total(marked)} if weights else {})}
+    frame = source.execute(marked.group_by([STATUS, KEY]).aggregate(**totals))
     folded = fold(frame, categories, bins, outside)
     counts = per_cell(folded, frame["n"], cells)
+    answer = per_cell(folded, frame["w"], cells, float) if weights else counts
     n = frame["n"].to_numpy(dtype=np.int64)
-    return counts, int(n[folded.missing].sum()), int(n[folded.outside].sum())
+    return counts, int(n[folded.missing].sum()), int(n[folded.outside].sum()), answer
 
 
 def evaluate_histogram(query: Histogram, source: Any, table: Any, truncation: Truncation) -> Evaluation:
-    counts, gone, outside = cell_counts(
+    counts, gone, outside, answer = cell_counts(
         source, table, query.column, query.categories, query.bins, query.outside, len(query.labels)
     )
     report = cell_count_report(
         truncation, counts, query.cell_names, missing=gone, outside=outside, policy=query.outside
     )
-    return Evaluation(counts, report)
+    return Evaluation(answer, report)
 
 
 def evaluate_keys(query: KeyCounts, source: Any, table: Any, truncation: Truncation) -> Evaluation:
@@ -111,13 +136,13 @@ def evaluate_keys(query: KeyCounts, source: Any, table: Any, truncation: Truncat
 def evaluate_grouped_count(
     query: GroupByCount, source: Any, table: Any, truncation: Truncation
 ) -> Evaluation:
-    counts, gone, outside = cell_counts(
+    counts, gone, outside, answer = cell_counts(
         source, table, query.by, query.keys, query.bins, query.outside, len(query.labels)
     )
     report = cell_count_report(
         truncation, counts, query.declared_groups, missing=gone, outside=outside, policy=query.outside
     )
-    return Evaluation(counts, report)
+    return Evaluation(answer, report)
 
 
 def evaluate_table(query: ContingencyTable, source: Any, table: Any, truncation: Truncation) -> Evaluation:

@@ -31,7 +31,7 @@ from dpdash.queries import (
     Sum,
     Variance,
 )
-from dpdash.queries.base import Evaluation, Query
+from dpdash.queries.base import Evaluation, Query, check_bounding
 from dpdash.queries.groupby import _GroupCentredSum, _GroupValidCount
 from dpdash.queries.sums import _CentredSquares, _CentredSum, _ValidCount
 
@@ -133,6 +133,7 @@ def evaluate_in_engine(query: Query, source: Source) -> Evaluation:
         raise ParameterError(
             f"{query.name} ({query.kind}) does not run in an engine yet: evaluate it on a pandas DataFrame"
         )
+    check_bounding(query)
     require_columns(source.table, query.required_columns(), query.name, _numeric_columns(query))
     grouping = getattr(query, "grouping", None)  # per-group bounds, when the query declares them
     kept, truncation = truncate(source, query.facts, query.required_columns(), grouping)

@@ -20,7 +20,7 @@ __all__ = ["evaluate_mode", "evaluate_quantile"]
 
 def evaluate_mode(query: Mode, source: Any, table: Any, truncation: Truncation) -> Evaluation:
     cats = query.categories
-    counts, gone, outside = cell_counts(source, table, query.column, cats, None, "drop", len(cats))
+    counts, gone, outside, _ = cell_counts(source, table, query.column, cats, None, "drop", len(cats))
     report = cell_count_report(truncation, counts, cats, missing=gone, outside=outside, policy="drop")
     best = np.array([cats[int(np.argmax(counts))]], dtype=object)
     return Evaluation(best, report, utilities=(counts,))

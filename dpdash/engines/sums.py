@@ -11,8 +11,8 @@ import ibis
 import numpy as np
 
 from dpdash.engines.cells import KEY, STATUS, fold, per_cell, with_cells
-from dpdash.engines.columns import count_true, missing, number
-from dpdash.facts import Bounds, Truncation
+from dpdash.engines.columns import count_true, held_rows, missing, number, row_total, weighted
+from dpdash.facts import WEIGHT, Bounds, Truncation
 from dpdash.queries import GroupByMean, GroupBySum, Sum, Variance
 from dpdash.queries.base import DataReport, Evaluation
 from dpdash.queries.groupby import _GroupCentredSum, _GroupValidCount
@@ -39,18 +39,25 @@ def _metrics(
     clamped = ibis.greatest(bounds.lower, ibis.least(bounds.upper, raw))
     m = bounds.centre
     below, above = where(raw < bounds.lower), where(raw > bounds.upper)
+    w = table[WEIGHT] if weighted(table) else None
+
+    def times_w(value: Any) -> Any:  # each row's term, weighted under weighted bounding
+        return value if w is None else value * w
+
     out = {
         "present": table.count() if present is None else count_true(present),
-        "total": clamped.sum(where=where()),
+        "total": times_w(clamped).sum(where=where()),
         "below": count_true(below),
         "above": count_true(above),
-        "shift_below": (bounds.lower - raw).sum(where=below),
-        "shift_above": (bounds.upper - raw).sum(where=above),
+        "shift_below": times_w(bounds.lower - raw).sum(where=below),
+        "shift_above": times_w(bounds.upper - raw).sum(where=above),
     }
+    if w is not None:
+        out["present_w"] = row_total(table, present)
     if present is not None:
         out["rows"] = table.count()
     if centred or squares:
-        out["centred"] = (clamped - m).sum(where=where())
+        out["centred"] = times_w(clamped - m).sum(where=where())
     if squares:
         out["squares"] = ((clamped - m) * (clamped - m)).sum(where=where())
         moved = where((raw < bounds.lower) | (raw > bounds.upper))
@@ -72,7 +79,7 @@ def evaluate_column(query: Any, source: Any, table: Any, truncation: Truncation)
         metrics["infinite"] = count_true(raw.isinf()).fill_null(0)
         metrics["var_clamped"] = raw.clip(lower=bounds.lower, upper=bounds.upper).var(how="pop")
     row = source.execute(valid.aggregate(**metrics)).iloc[0].to_dict()
-    row["rows"] = truncation.rows_kept
+    row["rows"] = held_rows(table, truncation)
     n, below, above = int(row["present"]), int(row["below"]), int(row["above"])
     shift = float(row["shift_below"]) + float(row["shift_above"]) if below or above else 0.0
     if isinstance(query, Sum | _CentredSum | _CentredSquares):
@@ -81,13 +88,14 @@ def evaluate_column(query: Any, source: Any, table: Any, truncation: Truncation)
         else:
             value = float(row["total"] if isinstance(query, Sum) else row["centred"])
         return Evaluation(np.array([value]), _report(query, truncation, row, shift))
-    pieces = {"sum": np.array([float(row["centred"])]), "count": np.array([n], dtype=np.int64)}
+    count = np.array([float(row["present_w"])]) if "present_w" in row else np.array([n], dtype=np.int64)
+    pieces = {"sum": np.array([float(row["centred"])]), "count": count}
     if isinstance(query, Variance):
         pieces["squares"] = np.array([float(row["squares"])])
         var_raw = float("nan") if int(row["infinite"]) else float(row["var_raw"])
         bias = float(row["var_clamped"]) - var_raw if below or above else 0.0
     else:
-        bias = shift / n if n else 0.0
+        bias = shift / float(count[0]) if n else 0.0
     answer = np.array([float(query.combine(pieces)[0])])
     return Evaluation(answer, _report(query, truncation, row, bias), pieces=pieces)
 
@@ -116,6 +124,7 @@ def evaluate_grouped_column(query: Any, source: Any, table: Any, truncation: Tru
     k = len(query.groups)
     in_group = folded.cell >= 0
     counts = per_cell(folded, frame["present"], k)
+    answers = per_cell(folded, frame["present_w"], k, float) if "present_w" in frame else counts
     moved = per_cell(folded, frame["below"] + frame["above"], k)
     shifts = per_cell(folded, frame["shift_below"] + frame["shift_above"], k, float)
     shifts = np.where(moved > 0, shifts, 0.0)  # exactly 0 in a group where nothing was clipped
@@ -133,7 +142,7 @@ def evaluate_grouped_column(query: Any, source: Any, table: Any, truncation: Tru
         "empty_categories": tuple(g for g, n in zip(query.declared_groups, counts, strict=False) if n == 0),
     }
     if isinstance(query, _GroupValidCount):
-        return Evaluation(counts, DataReport(**args))
+        return Evaluation(answers, DataReport(**args))
     column = "total" if isinstance(query, GroupBySum) else "centred"
     sums = per_cell(folded, frame[column], k, float)
     if isinstance(query, GroupBySum):
@@ -141,6 +150,6 @@ def evaluate_grouped_column(query: Any, source: Any, table: Any, truncation: Tru
     if isinstance(query, _GroupCentredSum):
         return Evaluation(sums, DataReport(**args))
     assert isinstance(query, GroupByMean)
-    pieces = {"sum": sums, "count": counts}
-    bias = tuple(float(b) / max(int(n), 1) for b, n in zip(shifts, counts, strict=True))
+    pieces = {"sum": sums, "count": answers}
+    bias = tuple(float(b) / max(float(n), 1.0) for b, n in zip(shifts, answers, strict=True))
     return Evaluation(query.combine(pieces), DataReport(clipping_bias=bias, **args), pieces=pieces)

@@ -19,7 +19,7 @@ import ibis
 from dpdash.engines.cells import KEY, STATUS, with_cells
 from dpdash.engines.columns import count_true, is_numeric, missing, number
 from dpdash.errors import ParameterError
-from dpdash.facts import Facts, Truncation
+from dpdash.facts import WEIGHT, Facts, Truncation
 from dpdash.group_truncation import GROUP_KEY
 from dpdash.queries.histogram import Grouping
 from dpdash.truncation_keys import KEY as ROW_KEY
@@ -147,6 +147,11 @@ def truncate(
     )
     row = source.execute(counts).iloc[0]
     report = _report(row["rows_in"], row["missing"], row["kept"], row["people"], row["truncated"])
+    if facts.weighted:  # every row with an id, weighted min(1, c/n) (Facts.apply's rule)
+        kept = table.filter(~missing(ident))
+        n_rows = kept[facts.id_column].count().over(group_by=kept[facts.id_column])
+        weight = ibis.least(ibis.literal(1.0), ibis.literal(float(c)) / n_rows.cast("float64"))
+        return kept.mutate(**{WEIGHT: weight}), report
     if report.people_truncated == 0:  # nobody has more than c rows: no ranking needed
         return table.filter(~missing(ident)), report
     columns = tuple(col for col in dict.fromkeys(columns) if col != facts.id_column)

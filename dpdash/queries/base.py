@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from dpdash.errors import ParameterError, ParameterTypeError
-from dpdash.facts import Bins, Bounds, Facts, GroupBounds, Truncation
+from dpdash.facts import WEIGHT, Bins, Bounds, Facts, GroupBounds, Truncation
 
 __all__ = [
     "NOT_PRIVATE",
@@ -54,7 +54,10 @@ __all__ = [
     "Sensitivities",
     "cell_count_report",
     "cell_sensitivities",
+    "check_bounding",
     "query_from_dict",
+    "row_weights",
+    "weighted_counts",
 ]
 
 NOT_PRIVATE = "NOT PRIVATE: computed from the raw data, for the data owner's eyes only; never publish it"
@@ -212,6 +215,8 @@ class Query(ABC):
 
     kind: ClassVar[str]
     facts: Facts
+    #: Whether the answer is a sum over rows (counts, sums, histograms), so that weighted bounding applies.
+    weighable: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -232,6 +237,7 @@ class Query(ABC):
             ParameterTypeError: ``df`` is not a pandas DataFrame.
         """
         frame = check_frame(df)
+        check_bounding(self)
         for column in self.required_columns():
             require_column(frame, column, self)
         self._check_types(frame)
@@ -321,6 +327,11 @@ class NumericQuery(Query):
         if norm == "coordinate":
             return self.coordinate_sensitivity
         raise ParameterError(f"norm must be one of ('l1', 'l2', 'coordinate'), got norm={norm!r}")
+
+    @property
+    def whole_when_weighted(self) -> bool:
+        """Whether the answer stays an integer under weighted bounding (a count of every row does)."""
+        return False
 
     def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
         """Whether every possible answer is an integer (so integer mechanisms apply). Decided from the
@@ -419,6 +430,38 @@ class SelectionQuery(Query):
 
 
 # ---- data checks shared by the queries -----------------------------------------------------------------
+
+
+def check_bounding(query: Query) -> None:
+    """Refuse weighted bounding (``Facts(bounding="weight")``) where it does not apply: a query whose
+    answer is not a sum over rows, or per-group bounds (enforced by sampling cells and rows)."""
+    if not query.facts.weighted:
+        return
+    if not type(query).weighable:
+        raise ParameterError(
+            f"{query.name}: weighted bounding (each row counts min(1, c/n)) applies to counts, sums, "
+            "means, histograms and group-by counts, sums and means; declare bounding='sample' for this "
+            "query"
+        )
+    if getattr(query, "grouping", None) is not None:
+        raise ParameterError(
+            f"{query.name}: per-group bounds (k groups, m rows in each) are enforced by sampling; use "
+            "bounding='sample' with them, or weighted bounding with c rows per person and no group bounds"
+        )
+
+
+def weighted_counts(codes: np.ndarray, counts: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """The rows per cell (``codes``: each row's cell, −1 for none): ``counts`` as they are, or Σ w per
+    cell under weighted bounding."""
+    if weights is None:
+        return counts
+    inside = codes >= 0
+    return np.bincount(codes[inside], weights=weights[inside], minlength=len(counts))
+
+
+def row_weights(df: pd.DataFrame) -> np.ndarray | None:
+    """Each row's weight min(1, c/n) after weighted bounding, or None when rows were sampled."""
+    return df[WEIGHT].to_numpy(dtype=float) if WEIGHT in df.columns else None
 
 
 def check_frame(df: object) -> pd.DataFrame:

@@ -21,6 +21,7 @@ from dpdash.queries.base import (
     as_facts,
     cell_sensitivities,
     column_name,
+    row_weights,
 )
 
 __all__ = ["OPERATORS", "Count", "CountPeople", "Where", "people_evaluation"]
@@ -111,6 +112,7 @@ class Count(NumericQuery):
     """
 
     kind: ClassVar[str] = "count"
+    weighable: ClassVar[bool] = True
     integer_valued: ClassVar[bool] = True
 
     where: tuple[Where, ...] = ()
@@ -155,6 +157,10 @@ class Count(NumericQuery):
         )
         return Sensitivities(int(s.l1), int(s.l2), int(s.coordinate), s.changed_coordinates)
 
+    @property
+    def whole_when_weighted(self) -> bool:
+        return not self.where  # Σ min(n, c) over the people
+
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         match = np.ones(len(df), dtype=bool)
         missing = np.zeros(len(df), dtype=bool)
@@ -169,6 +175,11 @@ class Count(NumericQuery):
             missing=int(missing.sum()),
             notes=("rows with a missing value in a filter column never match",) if self.where else (),
         )
+        weights = row_weights(df)
+        if weights is not None and self.where:  # without a filter Σ w = Σ min(n, c), a whole number
+            return Evaluation(np.array([float(weights[match].sum())]), report)
+        if weights is not None:
+            return Evaluation(np.array([truncation.rows_kept], dtype=np.int64), report)
         return Evaluation(np.array([count], dtype=np.int64), report)
 
 
@@ -189,6 +200,7 @@ class CountPeople(NumericQuery):
     """
 
     kind: ClassVar[str] = "count_people"
+    weighable: ClassVar[bool] = True
     integer_valued: ClassVar[bool] = True
 
     facts: Facts = field(default_factory=Facts)
@@ -216,6 +228,10 @@ class CountPeople(NumericQuery):
     def sensitivities(self) -> Sensitivities:
         one = 0 if self.facts.substitute else 1
         return Sensitivities(one, one, one, one)
+
+    @property
+    def whole_when_weighted(self) -> bool:
+        return True
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         return people_evaluation(truncation)

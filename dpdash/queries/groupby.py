@@ -36,6 +36,8 @@ from dpdash.queries.base import (
     column_name,
     is_integer_column,
     require_numeric,
+    row_weights,
+    weighted_counts,
 )
 from dpdash.queries.histogram import OTHER, GroupBounded, Grouping, _count_sensitivities, _outside, cell_codes
 from dpdash.queries.sums import _shares, clamp_column, clipping_shift
@@ -111,6 +113,7 @@ class GroupByCount(_Grouped, NumericQuery):
     """
 
     kind: ClassVar[str] = "group_by_count"
+    weighable: ClassVar[bool] = True
     integer_valued: ClassVar[bool] = True
 
     by: str
@@ -147,7 +150,7 @@ class GroupByCount(_Grouped, NumericQuery):
         report = cell_count_report(
             truncation, counts, self.declared_groups, missing=missing, outside=outside, policy=self.outside
         )
-        return Evaluation(counts, report)
+        return Evaluation(weighted_counts(codes, counts, row_weights(df)), report)
 
 
 class _GroupedColumn(_Grouped):
@@ -177,6 +180,9 @@ class _GroupedColumn(_Grouped):
         raw = np.full(len(df), np.nan)
         raw[data.present] = data.raw
         k = len(self.groups)
+        weights = row_weights(df)
+        if weights is not None:
+            clamped = clamped * weights
         sums = np.bincount(codes[used], weights=clamped[used], minlength=k)
         # Per group, Σ (clamped − raw) over the values clamping moved (exactly 0 when none moved).
         shifts = np.zeros(k)
@@ -187,7 +193,7 @@ class _GroupedColumn(_Grouped):
             moved = moved[np.argsort(codes[moved], kind="stable")]
             groups, starts = np.unique(codes[moved], return_index=True)
             for g, rows in zip(groups, np.split(moved, starts[1:]), strict=True):
-                shifts[g] = clipping_shift(raw[rows], kept[rows])
+                shifts[g] = clipping_shift(raw[rows], kept[rows], None if weights is None else weights[rows])
         counts = np.bincount(codes[used], minlength=k).astype(np.int64)
         in_group = codes >= 0
         report_args = {
@@ -202,7 +208,7 @@ class _GroupedColumn(_Grouped):
                 k_ for k_, n in zip(self.declared_groups, counts, strict=False) if n == 0
             ),
         }
-        return sums, counts, shifts, report_args
+        return sums, weighted_counts(np.where(used, codes, -1), counts, weights), shifts, report_args
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -217,6 +223,7 @@ class GroupBySum(_GroupedColumn, NumericQuery):
     """
 
     kind: ClassVar[str] = "group_by_sum"
+    weighable: ClassVar[bool] = True
 
     by: str
     column: str
@@ -259,6 +266,7 @@ class _GroupCentredSum(_GroupedColumn, NumericQuery):
     """Σ (clamp(x) − m) per group: values in [−h, h] or 0, so M = h and R = 2h."""
 
     kind: ClassVar[str] = "group_centred_sum"
+    weighable: ClassVar[bool] = True
 
     @property
     def name(self) -> str:
@@ -301,6 +309,7 @@ class _GroupValidCount(_GroupedColumn, NumericQuery):
     """The number of non-missing values of ``column`` per group: sensitivities as a histogram."""
 
     kind: ClassVar[str] = "group_valid_count"
+    weighable: ClassVar[bool] = True
     integer_valued: ClassVar[bool] = True
 
     @property
@@ -350,6 +359,7 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
     """
 
     kind: ClassVar[str] = "group_by_mean"
+    weighable: ClassVar[bool] = True
 
     by: str
     column: str
@@ -404,5 +414,5 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
         pieces = {"sum": sums, "count": counts}
         means = self.combine(pieces)
         # mean(clamped) − mean(raw) = Σ (clamped − raw)/n_g: the changes of the clipped values only.
-        bias = tuple(float(b) / max(int(n), 1) for b, n in zip(shifts, counts, strict=True))
+        bias = tuple(float(b) / max(float(n), 1.0) for b, n in zip(shifts, counts, strict=True))
         return Evaluation(means, DataReport(truncation=truncation, clipping_bias=bias, **args), pieces=pieces)

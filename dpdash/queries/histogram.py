@@ -40,6 +40,8 @@ from dpdash.queries.base import (
     column_name,
     numeric_values,
     require_numeric,
+    row_weights,
+    weighted_counts,
 )
 
 __all__ = [
@@ -266,6 +268,7 @@ class Histogram(GroupBounded, NumericQuery):
     """
 
     kind: ClassVar[str] = "histogram"
+    weighable: ClassVar[bool] = True
     integer_valued: ClassVar[bool] = True
 
     column: str
@@ -341,7 +344,7 @@ class Histogram(GroupBounded, NumericQuery):
             truncation, counts, self.cell_names, missing=cells.missing, outside=cells.outside,
             policy=self.outside,
         )  # fmt: skip
-        return Evaluation(counts, report)
+        return Evaluation(weighted_counts(cells.codes, counts, row_weights(df)), report)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -41,6 +41,7 @@ from dpdash.queries.base import (
     is_integer_column,
     numeric_values,
     require_numeric,
+    row_weights,
 )
 
 __all__ = ["Mean", "Sum", "Variance"]
@@ -55,6 +56,16 @@ class Clamped:
     present: np.ndarray  # mask over the rows: value not missing
     below: int
     above: int
+    weights: np.ndarray | None = None  # the non-missing rows' weights under weighted bounding
+
+    def total(self, values: np.ndarray) -> float:
+        """Σ values, each row weighted when bounding weights rows."""
+        return float(values.sum() if self.weights is None else (values * self.weights).sum())
+
+    @property
+    def count(self) -> float | int:
+        """The number of non-missing values, weighted when bounding weights rows."""
+        return int(self.values.size) if self.weights is None else float(self.weights.sum())
 
     @property
     def missing(self) -> int:
@@ -64,7 +75,9 @@ class Clamped:
 def clamp_column(df: pd.DataFrame, column: str, bounds: Bounds) -> Clamped:
     values, missing = numeric_values(df[column])
     raw = values[~missing]
+    weights = row_weights(df)
     return Clamped(
+        weights=None if weights is None else weights[~missing],
         raw=raw,
         values=bounds.clamp(raw),
         present=~missing,
@@ -79,10 +92,11 @@ def _bias(clamped: float, raw: float) -> float:
     return float(value) if not math.isnan(value) else math.nan
 
 
-def clipping_shift(raw: np.ndarray, clamped: np.ndarray) -> float:
-    """Σ (clamped − raw) over the values that clamping moved: exactly 0.0 when none moved, else the
-    correctly rounded sum of the changes (``math.fsum``), so that no floating-point residue of summing
-    all the values twice (e.g. 3.553e-15) is reported as bias. Non-finite raw values give ±inf/NaN."""
+def clipping_shift(raw: np.ndarray, clamped: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """Σ (clamped − raw) over the values that clamping moved (each times its row's weight, when rows are
+    weighted): exactly 0.0 when none moved, else the correctly rounded sum of the changes
+    (``math.fsum``), so that no floating-point residue of summing all the values twice (e.g. 3.553e-15)
+    is reported as bias. Non-finite raw values give ±inf/NaN."""
     raw = np.asarray(raw, dtype=float)
     clamped = np.asarray(clamped, dtype=float)
     moved = raw != clamped
@@ -90,6 +104,8 @@ def clipping_shift(raw: np.ndarray, clamped: np.ndarray) -> float:
         return 0.0
     with np.errstate(invalid="ignore", over="ignore"):
         changes = clamped[moved] - raw[moved]
+        if weights is not None:
+            changes = changes * weights[moved]
     if not np.all(np.isfinite(changes)):
         with np.errstate(invalid="ignore", over="ignore"):
             return float(np.sum(changes))
@@ -146,6 +162,7 @@ class Sum(_ColumnQuery):
     """
 
     kind: ClassVar[str] = "sum"
+    weighable: ClassVar[bool] = True
 
     column: str
     bounds: Bounds
@@ -177,8 +194,8 @@ class Sum(_ColumnQuery):
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         data = clamp_column(df, self.column, self.bounds)
-        total = float(data.values.sum())
-        bias = clipping_shift(data.raw, data.values)
+        total = data.total(data.values)
+        bias = clipping_shift(data.raw, data.values, data.weights)
         return Evaluation(np.array([total]), self._report(truncation, data, bias))
 
 
@@ -188,6 +205,7 @@ class _CentredSum(_ColumnQuery):
     Sensitivity c·h under add/remove, 2c·h under substitute."""
 
     kind: ClassVar[str] = "centred_sum"
+    weighable: ClassVar[bool] = True
 
     column: str
     bounds: Bounds
@@ -223,8 +241,8 @@ class _CentredSum(_ColumnQuery):
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         data = clamp_column(df, self.column, self.bounds)
         m = self.bounds.centre
-        total = float((data.values - m).sum())
-        bias = clipping_shift(data.raw, data.values)
+        total = data.total(data.values - m)
+        bias = clipping_shift(data.raw, data.values, data.weights)
         return Evaluation(np.array([total]), self._report(truncation, data, bias))
 
 
@@ -279,6 +297,7 @@ class _ValidCount(NumericQuery):
     """The number of non-missing values of ``column``: sensitivity c under both relations."""
 
     kind: ClassVar[str] = "valid_count"
+    weighable: ClassVar[bool] = True
     integer_valued: ClassVar[bool] = True
 
     column: str
@@ -316,6 +335,9 @@ class _ValidCount(NumericQuery):
         report = DataReport(
             rows=truncation.rows_in, rows_used=count, truncation=truncation, missing=int((~present).sum())
         )
+        weights = row_weights(df)
+        if weights is not None:
+            return Evaluation(np.array([float(weights[present].sum())]), report)
         return Evaluation(np.array([count], dtype=np.int64), report)
 
 
@@ -396,6 +418,7 @@ class Mean(_CompositeColumn):
     """
 
     kind: ClassVar[str] = "mean"
+    weighable: ClassVar[bool] = True
 
     column: str
     bounds: Bounds
@@ -432,10 +455,11 @@ class Mean(_CompositeColumn):
         return self.bounds.centre + s / n
 
     def _clipping_bias(self, data: Clamped) -> float:
-        """Σ(clamped − raw)/n over the n values: the changes of the clipped values only (fsum)."""
+        """Σ(clamped − raw)/n over the n values (weighted: Σ w·(clamped − raw)/Σ w): the changes of the
+        clipped values only (fsum)."""
         if data.values.size == 0:
             return 0.0
-        return clipping_shift(data.raw, data.values) / data.values.size
+        return clipping_shift(data.raw, data.values, data.weights) / data.count
 
     def _statistic(self, raw: np.ndarray) -> float:
         if raw.size == 0:
