@@ -38,6 +38,9 @@ resident memory of the process with all its children (Spark's JVM and Python wor
 How each peer is configured (details in each worker's docstring):
 - dpdash: ``release(query, Geometric | Laplace, open_files(path), epsilon=1)`` with
   ``Facts(rows_per_person=2, id_column="pid")``; release-grade samplers; histogram ``outside="drop"``.
+  "dpdash weighted" adds ``bounding="weight"``: each of a person's n rows counts min(1, c/n), which is
+  the exact mean this bench measures errors against, so its error is its noise alone (Laplace for the
+  fractional histogram and sum, geometric for the count, whose answer stays whole). No peer offers it.
 - OpenDP 0.16 (Polars context): ``unit_of(contributions=1, identifier="pid")`` and
   ``truncate_per_group(2)`` (a random shuffle per person); integer Laplace for counts, Laplace for the
   float sum with a public ``max_length`` margin of 2 × ``--rows`` (OpenDP requires one for a float sum).
@@ -59,6 +62,7 @@ Run: ``.venv/bin/python bench/bench_peers.py [--rows 1e6] [--panels 20] [--repea
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -85,6 +89,7 @@ EPSILON = 1.0
 C = 2
 FAIR_MEAN_ABS_Z = math.sqrt(2 / math.pi)  # E|Z| of a standard normal: an unbiased, fair tool's mean |z|
 MB = 1024**2
+WEIGHTED = "dpdash weighted"  # the same worker with bounding="weight"
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,16 +369,16 @@ def table(results: list[Result]) -> str:
         "| dpdash time ÷ fastest peer's |",
         "|---|---:|---:|---:|",
     ]
-    for query in QUERIES:
-        ours = next((r for r in results if r.query == query and r.tool == "dpdash"), None)
-        peers = [r for r in results if r.query == query and r.tool != "dpdash"]
+    for query, tool in itertools.product(QUERIES, ("dpdash", WEIGHTED)):
+        ours = next((r for r in results if r.query == query and r.tool == tool), None)
+        peers = [r for r in results if r.query == query and not r.tool.startswith("dpdash")]
         if ours is None or not peers:
             continue
         best = min(peers, key=lambda r: r.mae)
         quietest = min(peers, key=lambda r: r.noise_mean_abs)
         fastest = min(peers, key=lambda r: r.release_seconds)
         lines.append(
-            f"| {query} | {ours.mae / best.mae:.2f} ({best.tool}) | "
+            f"| {query} ({tool}) | {ours.mae / best.mae:.2f} ({best.tool}) | "
             f"{ours.noise_mean_abs / quietest.noise_mean_abs:.3f} ({quietest.tool}) | "
             f"{ours.release_seconds / fastest.release_seconds:.2f} ({fastest.tool}) |"
         )
@@ -409,19 +414,23 @@ def main() -> int:
         "max_rows": 2 * max(rows, largest),
         "scratch": str(scratch),
     }
-    tools: list[tuple[str, Path, Path]] = [("dpdash", Path(sys.executable), WORKERS / "dpdash_worker.py")]
+    ours = WORKERS / "dpdash_worker.py"
+    tools: list[tuple[str, Path, Path, dict[str, Any]]] = [
+        ("dpdash", Path(sys.executable), ours, {}),
+        (WEIGHTED, Path(sys.executable), ours, {"bounding": "weight"}),
+    ]
     failures: list[str] = []
     for peer in (p for p in PEERS if p.key in args.peers):
         try:
-            tools.append((peer.label, ensure_venv(peer, args.venvs), peer.worker))
+            tools.append((peer.label, ensure_venv(peer, args.venvs), peer.worker, {}))
         except Unavailable as why:
             failures.append(f"{peer.label} {peer.version}: not installed: {why}")
             print(f"  {failures[-1]}", flush=True)
 
     results: list[Result] = []
     for query in args.queries:
-        for label, python, worker in tools:
-            spec = {**spec_base, "query": query}
+        for label, python, worker, extra in tools:
+            spec = {**spec_base, **extra, "query": query}
             try:
                 answer, wall, peak = run_worker(python, worker, spec, args.timeout)
                 result = score(label, query, answer, wall, peak, truth)
@@ -444,7 +453,7 @@ def main() -> int:
     )
     print(table(results))
     print("\nversions and noise, as each tool states it:")
-    versions = {r.tool: (dpdash_version() if r.tool == "dpdash" else r.version) for r in results}
+    versions = {r.tool: (dpdash_version() if r.tool.startswith("dpdash") else r.version) for r in results}
     for tool, version in versions.items():
         print(f"- {tool}: {version}")
         for r in (r for r in results if r.tool == tool):

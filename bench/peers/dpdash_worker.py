@@ -1,8 +1,10 @@
 """dpdash's worker for bench_peers.py (the project's venv): ``dpdash.release`` on the Parquet file opened
 in place (``open_files``: DuckDB reads it at each release), with the unit
-``Facts(rows_per_person=c, id_column="pid")`` (each person's c rows a uniform choice, a fixed function of
-their rows); geometric noise for the count and histogram, Laplace for the sum, both from the release-grade
-samplers."""
+``Facts(rows_per_person=c, id_column="pid", bounding=…)``: ``"sample"`` (each person's c rows a uniform
+choice, a fixed function of their rows; geometric noise for the count and histogram, Laplace for the sum)
+or ``"weight"`` (each of a person's n rows counts min(1, c/n), the expectation of that choice; geometric
+noise for the count, whose answer Σ min(n, c) stays whole, Laplace for the fractional histogram and sum).
+Every noise is drawn by the release-grade samplers."""
 
 from __future__ import annotations
 
@@ -22,12 +24,13 @@ from dpdash.queries import Count, Histogram, Sum
 
 
 def query(spec: dict[str, Any]) -> tuple[Any, type]:
-    facts = Facts(rows_per_person=spec["rows_per_person"], id_column="pid")
+    bounding = spec.get("bounding", "sample")
+    facts = Facts(rows_per_person=spec["rows_per_person"], id_column="pid", bounding=bounding)
     if spec["query"] == "count":
         return Count(facts=facts), Geometric
     if spec["query"] == "histogram":
         histogram = Histogram(column="industry", categories=spec["categories"], outside="drop", facts=facts)
-        return histogram, Geometric
+        return histogram, (Laplace if bounding == "weight" else Geometric)
     return Sum(column="wage", bounds=tuple(spec["bounds"]), facts=facts), Laplace
 
 
