@@ -30,7 +30,7 @@ import itertools
 import math
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -167,6 +167,12 @@ class Facts:
     def weighted(self) -> bool:
         """Whether each row is weighted by min(1, c/n) rather than c rows per person sampled."""
         return self.bounding == "weight"
+
+    @property
+    def unit_only(self) -> Facts:
+        """The unit of privacy alone: these facts with sampled bounding. How c is enforced does not change
+        whom a release protects, so the ledger records and compares units in this form."""
+        return self if not self.weighted else replace(self, bounding="sample")
 
     @property
     def substitute(self) -> bool:

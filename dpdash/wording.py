@@ -25,6 +25,7 @@ from dpdash.facts import Facts, Neighbours
 __all__ = [
     "Guarantee",
     "accuracy_words",
+    "bounding_choice",
     "delta_words",
     "factor",
     "guarantee",
@@ -210,6 +211,16 @@ def relation_choice(neighbours: Neighbours) -> str:
     if neighbours is Neighbours.ADD_REMOVE:
         return "Add or remove: hide whether a person is in the table at all"
     return "Replace: hide the values of a person's rows (the number of rows is public)"
+
+
+def bounding_choice(bounding: str) -> str:
+    """How the id column enforces c, as a choice on the Data page."""
+    if bounding == "weight":
+        return (
+            "Weight each of a person's n rows by min(1, c/n): the expected answer of that choice, with no "
+            "sampling error (counts, sums, means and histograms; continuous noise)"
+        )
+    return "Keep c of each person's rows, a uniform choice (every query; any noise)"
 
 
 def percent(probability: float) -> str:

@@ -12,7 +12,7 @@ import streamlit as st
 from dpdash.accounting import ACCOUNTANT_NAMES, Budget, fingerprint
 from dpdash.datasets import EXAMPLES, PublicFacts
 from dpdash.errors import DPDashError
-from dpdash.facts import Facts, Neighbours
+from dpdash.facts import BOUNDING, Facts, Neighbours
 from dpdash.loading import (
     COLUMN_KINDS,
     MAX_UPLOAD_MB,
@@ -21,7 +21,7 @@ from dpdash.loading import (
     column_types,
     load_table,
 )
-from dpdash.wording import guarantee, protected_unit, relation_choice
+from dpdash.wording import bounding_choice, guarantee, protected_unit, relation_choice
 from ui.access import guard_page
 from ui.connect import connect_section
 from ui.facts_editor import (
@@ -37,6 +37,7 @@ from ui.state import (
     aligned_table,
     forget,
     ledger,
+    locked_with_bounding,
     may_load,
     owner_ledger,
     recorded_unit,
@@ -221,7 +222,7 @@ with st.form(f"data_facts_{key}"):
         disabled=["column"], key=f"data_categories_editor_{key}", width="stretch",
         column_config=CATEGORY_COLUMNS,
     )  # fmt: skip
-    unit = locked.unit if locked is not None else facts.unit
+    unit = locked_with_bounding(locked.unit, facts.unit.bounding) if locked is not None else facts.unit
     left, middle, right = st.columns(3)
     id_options = [NO_ID, *map(str, table.data.columns)]
     if unit.id_column is not None and unit.id_column not in id_options:
@@ -240,6 +241,10 @@ with st.form(f"data_facts_{key}"):
         format_func=lambda v: relation_choice(Neighbours(v)), key=f"data_neighbours_{key}",
         disabled=locked is not None,
     )  # fmt: skip
+    bounding = st.radio(
+        "With a person id column, how c is enforced (the guarantee is the same either way)", BOUNDING,
+        index=BOUNDING.index(unit.bounding), format_func=bounding_choice, key=f"data_bounding_{key}",
+    )  # fmt: skip
     if locked is not None:
         st.caption(
             f":material/lock: The unit of privacy is locked: this table's budget was set for "
@@ -256,8 +261,9 @@ with st.form(f"data_facts_{key}"):
             problems.append("the table needs a name")
         chosen = None if id_column == NO_ID else id_column
         try:
-            new_unit = locked.unit if locked is not None else Facts(
-                neighbours=relation, rows_per_person=int(rows_per_person), id_column=chosen
+            bounding = bounding if chosen is not None else "sample"  # weights need the id column
+            new_unit = locked_with_bounding(locked.unit, bounding) if locked is not None else Facts(
+                neighbours=relation, rows_per_person=int(rows_per_person), id_column=chosen, bounding=bounding
             )  # fmt: skip
             declared = PublicFacts(bounds=bounds, categories=categories, notes=facts.notes,
                                    group_bounds=group_bounds if chosen is not None else {})  # fmt: skip

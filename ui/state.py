@@ -445,11 +445,18 @@ def aligned_table() -> tuple[ActiveTable, bool]:
     whether that was needed): widgets and queries always use the locked unit."""
     table = active_table()
     locked = recorded_unit(table)
-    if locked is None or locked.unit == table.facts.unit:
+    if locked is None or locked.unit == table.facts.unit.unit_only:
         return table, False
-    # The ledger's unit is the one in force for everyone; only an owner's session writes it back.
+    # The ledger's unit is the one in force for everyone; only an owner's session writes it back. How c
+    # is enforced (sampled or weighted rows) is not part of it, and stays the table's.
     owner = role(dataset_ref(table)) is Role.OWNER
-    return _update_table(table, facts=with_unit(table.facts, locked.unit), persist=owner), True
+    unit = locked_with_bounding(locked.unit, table.facts.unit.bounding)
+    return _update_table(table, facts=with_unit(table.facts, unit), persist=owner), True
+
+
+def locked_with_bounding(locked: Facts, bounding: str) -> Facts:
+    """The locked unit of privacy, its c enforced by ``bounding`` (weights need its id column)."""
+    return dataclasses.replace(locked, bounding=bounding if locked.id_column is not None else "sample")
 
 
 def widget_suffix(table: ActiveTable) -> str:

@@ -138,10 +138,11 @@ def row_count(rows: object) -> int | None:
 
 
 def unit_of(unit: object) -> Facts:
+    """The unit of privacy of ``unit`` (Facts or their dict), without how c is enforced (``unit_only``)."""
     if isinstance(unit, Facts):
-        return unit
+        return unit.unit_only
     if isinstance(unit, dict):
-        return Facts.from_dict(unit)
+        return Facts.from_dict(unit).unit_only
     raise ParameterTypeError(f"unit must be a dpdash.facts.Facts, got unit={unit!r}")
 
 

@@ -204,3 +204,29 @@ def test_keys_that_are_not_public_are_previewed_with_their_chances_and_released(
     # Back to a query with public categories: its own mechanisms, nothing carried over.
     app.selectbox(key="release_kind").set_value("Histogram").run()
     assert not app.exception and app.selectbox(key="release_mechanism").value == "Laplace"
+
+
+def test_weighted_bounding_is_declared_kept_past_the_lock_and_released(app: AppTest, tmp_path: Path) -> None:
+    """Weights are how c is enforced, not whom a release protects: declared on the Data page, they stay
+    when the budget locks the unit of privacy, and a histogram released with Laplace states them."""
+    app.switch_page("pages/data.py").run()
+    bounding = next(r for r in app.radio if (r.key or "").startswith("data_bounding_"))
+    bounding.set_value("weight")
+    next(b for b in app.button if b.label == "Save the public facts").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    app.button(key="data_set_budget").click().run()
+    app.button(key="data_set_budget_confirm").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert app.session_state["dpdash_dataset"].facts.unit.bounding == "weight"
+    app.switch_page("pages/release.py").run()
+    app.selectbox(key="release_kind").set_value("Histogram").run()
+    assert app.selectbox(key="release_mechanism").value == "Laplace"
+    app.button(key="release_button").click().run()
+    app.button(key="release_confirm").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert _status(tmp_path).entries == 1
+    released = app.dataframe[-1].value["released"]
+    assert not all(float(v).is_integer() for v in released)  # fractional answers, continuous noise
+    app.switch_page("pages/data.py").run()
+    bounding = next(r for r in app.radio if (r.key or "").startswith("data_bounding_"))
+    assert bounding.value == "weight" and not app.exception
