@@ -101,15 +101,16 @@ def default_plan(facts: PublicFacts) -> pd.DataFrame:
     the first numeric column. Queries whose value is public under the facts (sensitivity 0) are left
     out. Empty when nothing is declared."""
     unit = facts.unit
+    cells = "laplace" if unit.weighted else "geometric"  # weighted cells are fractional: continuous noise
     candidates: list[tuple[str, str, NumericQuery]] = [("count of rows", "geometric", Count(facts=unit))]
     for column in sorted(facts.categories)[:1]:
         histogram = Histogram(column=column, categories=facts.categories[column], facts=unit,
                               group_bounds=facts.bounds_for_groups(column))  # fmt: skip
-        candidates.append((f"histogram of {column}", "geometric", histogram))
+        candidates.append((f"histogram of {column}", cells, histogram))
     for column in sorted(facts.bounds)[:1]:
         bounds = facts.bounds[column]
         bins = numeric_bins(bounds, count=DEFAULT_BINS)
-        candidates.append((f"histogram of {column} ({DEFAULT_BINS} bins)", "geometric",
+        candidates.append((f"histogram of {column} ({DEFAULT_BINS} bins)", cells,
                            Histogram(column=column, bins=bins, facts=unit)))  # fmt: skip
         candidates.append((f"sum of {column}", "laplace", Sum(column=column, bounds=bounds, facts=unit)))
     rows = [_row(label, mechanism, query) for label, mechanism, query in candidates

@@ -441,12 +441,13 @@ def check_bounding(query: Query) -> None:
         raise ParameterError(
             f"{query.name}: weighted bounding (each row counts min(1, c/n)) applies to counts, sums, "
             "means, histograms and group-by counts, sums and means; declare bounding='sample' for this "
-            "query"
+            "query (on the Data page: keep c of each person's rows)"
         )
     if getattr(query, "grouping", None) is not None:
         raise ParameterError(
             f"{query.name}: per-group bounds (k groups, m rows in each) are enforced by sampling; use "
-            "bounding='sample' with them, or weighted bounding with c rows per person and no group bounds"
+            "bounding='sample' with them (on the Data page: keep c of each person's rows), or weighted "
+            "bounding with c rows per person and no group bounds"
         )
 
 

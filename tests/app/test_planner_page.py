@@ -108,3 +108,19 @@ def test_a_mean_added_from_a_query_shows_its_combined_plus_minus(
     combined = next(d.value for d in at.dataframe if list(d.value.columns) == ["query", "ε", "±", "how"])
     assert combined["query"].tolist() == ["mean of age"] and combined["±"].iloc[0] > 0
     assert combined["how"].iloc[0].startswith("simulated: 4,000 seeded draws, Monte Carlo error")
+
+
+def test_weighted_cells_are_planned_with_continuous_noise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under weighted bounding a histogram's cells are fractional: the starting plan gives them Laplace
+    noise, which a release accepts, while the count of rows (Σ min(n, c), whole) keeps geometric."""
+    at = _app(tmp_path, monkeypatch, spent=0.0)
+    data = pd.DataFrame({"pid": [1, 1, 2] * 10, "smoker": ["yes", "no", "no"] * 10, "weight": [60.0] * 30})
+    unit = Facts(rows_per_person=2, id_column="pid", bounding="weight")
+    facts = PublicFacts(bounds={"weight": (30, 200)}, categories={"smoker": ("yes", "no")}, unit=unit)
+    _other_table(at, data, facts, tmp_path / "ledger.sqlite")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    rows = at.dataframe[0].value
+    assert rows["mechanism"].tolist() == ["geometric", "laplace", "laplace", "laplace"]
