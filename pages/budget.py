@@ -151,7 +151,7 @@ st.caption(f"Who set, spent, imported, exported or loaded this table, newest fir
            f"{plural(len(actions), 'action')} in the ledger{more} (exports carry them all).")  # fmt: skip
 st.markdown("\n".join(
     f"- {md(a.created_at[:19].replace('T', ' '))} UTC · **{md(a.user or 'not named')}** · {md(a.action)}: "
-    f"{md(describe(a))}" for a in actions[:50]
+    f"{md(describe(a, owner=owner))}" for a in actions[:50]
 ))  # fmt: skip
 
 st.subheader("Export and import" if owner else "Report")

@@ -280,15 +280,19 @@ def _cost(details: Mapping[str, Any]) -> str:
     return f"{query} ({', '.join(parts)})" if parts else query
 
 
-def describe(action: Action) -> str:
-    """The action in one line of plain text (names quoted as given: escape it where Markdown renders)."""
+def describe(action: Action, *, owner: bool = True) -> str:
+    """The action in one line of plain text (names quoted as given: escape it where Markdown renders).
+
+    ``owner=False`` (an analyst or viewer reads it) leaves out what is the data owner's alone: a loaded
+    table's true row count (each new version's count would tell the difference exactly) and a connected
+    source's location (host, database user, server paths), as the Datasets page does."""
     d, what = action.details, action.action
     name = short(d.get("name", ""), 80)
     if what == "load":
-        rows = f" ({_number(d['rows'])} rows)" if "rows" in d else ""
+        rows = f" ({_number(d['rows'])} rows)" if "rows" in d and owner else ""
         return f"loaded {name or 'a table'}{rows}"
     if what == "connect":
-        where = f" ({short(d['source'], 80)})" if d.get("source") else ""
+        where = f" ({short(d['source'], 80)})" if d.get("source") and owner else ""
         return f"connected {name or 'a table'}{where}"
     if what == "facts":
         unit = f": {short(d['unit'], 100)}" if d.get("unit") else ""

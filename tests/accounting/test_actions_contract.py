@@ -8,6 +8,7 @@ export without it still imports, and hostile labels and details are refused or k
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import sqlite3
@@ -137,6 +138,9 @@ def test_ledger_wide_actions_and_the_app_s_own(ledger: Ledger) -> None:
     assert [a.action for a in ledger.actions()] == ["budget", "trust", "load", "facts"]
     assert ledger.actions()[1].dataset is None and ledger.actions()[1].details["label"] == "laptop"
     assert describe(load) == "loaded t.csv (3 rows)"
+    assert describe(load, owner=False) == "loaded t.csv"  # the row count is the owner's alone
+    where = dataclasses.replace(load, action="connect", details={"name": "t", "source": "host=db user=hr"})
+    assert (describe(where), describe(where, owner=False)) == ("connected t (host=db user=hr)", "connected t")
     # The ledger's own words are refused: the log never says a release or an approval happened when it
     # did not.
     for word in sorted(set(ACTIONS) - {"load", "connect", "facts"}):

@@ -249,6 +249,31 @@ def test_keys_that_are_not_public_are_the_owners_to_see(email: str, served: dict
         assert "secret-row-0001" in shown and "keys found" in shown
 
 
+@pytest.mark.parametrize("email", ["bob@example.org", "vic@example.org", "ann@example.org"])
+def test_the_budget_log_keeps_row_counts_and_locations_for_the_owner(
+    email: str, served: dict[str, object], tmp_path: Path
+) -> None:
+    """The log of who did what says "loaded survey.csv (1237 rows)" and where a source was connected;
+    both are the owner's alone (issue 25, item 1). The owner, as the control, reads both."""
+    with Ledger(tmp_path / "ledger.sqlite") as ledger:
+        identity = str(served["identity"])
+        ledger.record_action("load", user="ann@example.org", dataset=identity,
+                             details={"name": "survey.csv", "rows": ROWS})  # fmt: skip
+        source = "postgresql://dbuser@db.internal/hr"
+        ledger.record_action("connect", user="ann@example.org", dataset=identity,
+                             details={"name": "survey", "source": source})  # fmt: skip
+    at = as_person(email)
+    at.switch_page("pages/budget.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    shown = everything_shown(at).replace("\\", "")  # Markdown's escapes
+    assert "loaded survey.csv" in shown and "connected survey" in shown
+    if email.startswith("ann"):
+        assert f"({ROWS:g} rows)" in shown and "db.internal" in shown
+    else:
+        assert not any(text in shown for text in true_value_texts(ROWS)), email
+        assert "db.internal" not in shown and "dbuser" not in shown, email
+
+
 def test_an_analysts_sidebar_and_pages_hide_the_row_count(served: dict[str, object]) -> None:
     at = as_person("bob@example.org")
     for page in ("home", "datasets", "release", "budget", "planner", "audit"):
