@@ -219,6 +219,9 @@ def test_weighted_bounding_is_declared_kept_past_the_lock_and_released(app: AppT
     assert not app.exception and not app.error, [e.value for e in app.error]
     assert app.session_state["dpdash_dataset"].facts.unit.bounding == "weight"
     app.switch_page("pages/release.py").run()
+    app.selectbox(key="release_kind").set_value("Median / quantile").run()  # not a sum over rows
+    assert not app.exception
+    assert any("keep c of each person's rows" in e.value.replace("\\", "") for e in app.error)
     app.selectbox(key="release_kind").set_value("Histogram").run()
     assert app.selectbox(key="release_mechanism").value == "Laplace"
     app.button(key="release_button").click().run()
