@@ -6,6 +6,7 @@ query never carries over to another: changing the query shows that query's own d
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -85,7 +86,8 @@ def bins_controls(column: str, bounds: Bounds, key: str) -> Bins | None:
             count = int(st.number_input("Number of bins", 1, 10_000, 10, key=f"{key}_count"))
             bins = numeric_bins(bounds, count=count)
         else:
-            default = float(f"{(bounds.upper - bounds.lower) / 10:.3g}")
+            span = bounds.upper - bounds.lower
+            default = float(f"{span / 10:.3g}") if math.isfinite(span) else 1.0  # U − L may overflow
             width = st.number_input(
                 "Bin width", min_value=0.0, value=default, format="%g", key=f"{key}_width"
             )

@@ -112,6 +112,11 @@ def numeric_bins(
             f"give exactly one of count and width for the bins, got count={count!r}, width={width!r}"
         )
     span = b.upper - b.lower
+    if not math.isfinite(span):
+        raise ParameterError(
+            f"the bounds [{b.lower:g}, {b.upper:g}] are wider than a number can hold (U − L overflows): "
+            "choose narrower bounds"
+        )
     if count is not None:
         n = check.positive_int(count, "count")
         if n > MAX_GROUPS:
@@ -119,10 +124,12 @@ def numeric_bins(
         inner = [b.lower + span * i / n for i in range(1, n)]
     else:
         w = check.positive_finite(width, "width")
-        n = math.ceil(span / w - 1e-9)
+        ratio = span / w  # overflows to inf for a tiny width (5e-324): as many bins as that is too many
+        n = math.ceil(ratio - 1e-9) if math.isfinite(ratio) else MAX_GROUPS + 1
         if n > MAX_GROUPS:
             raise ParameterError(
-                f"width={width:g} over the bounds [{b.lower:g}, {b.upper:g}] makes {n} bins; at most "
+                f"width={width:g} over the bounds [{b.lower:g}, {b.upper:g}] makes "
+                f"{f'{n} bins' if math.isfinite(ratio) else 'more bins than can be counted'}; at most "
                 f"{MAX_GROUPS} are allowed: choose a wider bin"
             )
         inner = [b.lower + w * i for i in range(1, n)]

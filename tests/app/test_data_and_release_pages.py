@@ -233,3 +233,15 @@ def test_weighted_bounding_is_declared_kept_past_the_lock_and_released(app: AppT
     app.switch_page("pages/data.py").run()
     bounding = next(r for r in app.radio if (r.key or "").startswith("data_bounding_"))
     assert bounding.value == "weight" and not app.exception
+
+
+def test_a_bin_width_too_small_to_count_gets_a_message(app: AppTest) -> None:
+    """Bin width 5e-324 over the bounds of age: (U − L)/width overflows. A message where the bins are
+    chosen, no traceback (issue 25, item 10)."""
+    app.switch_page("pages/release.py").run()
+    app.selectbox(key="release_kind").set_value("Histogram").run()
+    app.selectbox(key="release_column").set_value("age (numeric: public bins)").run()
+    next(r for r in app.radio if r.label == "Bins").set_value("bin width").run()
+    next(n for n in app.number_input if n.label == "Bin width").set_value(5e-324).run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert any("more bins than can be counted" in w.value for w in app.warning), app.warning

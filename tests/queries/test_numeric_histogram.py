@@ -39,6 +39,13 @@ def test_bins_come_from_the_bounds_by_count_or_width() -> None:
         numeric_bins((0, 1e6), width=1)
     with pytest.raises(ParameterError, match="width must be"):
         numeric_bins((0, 1), width=0)
+    # Widths so small that U − L over them overflows, and bounds whose width overflows: a message, not
+    # an OverflowError (issue 25, item 10).
+    for bounds, width in (((0, 100), 5e-324), ((0, 1e308), 1e-300)):
+        with pytest.raises(ParameterError, match="more bins than can be counted; at most 10000"):
+            numeric_bins(bounds, width=width)
+    with pytest.raises(ParameterError, match="wider than a number can hold"):
+        numeric_bins((-1e308, 1e308), count=4)
 
 
 def test_numeric_histogram_counts_and_keeps_outside_values_apart() -> None:
