@@ -17,6 +17,7 @@ counts from the next sign-in; a person named in the roles file is checked agains
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import streamlit as st
@@ -33,6 +34,8 @@ from dpdash.access import (
 )
 from dpdash.errors import AccessDenied, RolesFileError
 from ui.text import md
+
+_LOG = logging.getLogger("dpdash.auth")
 
 __all__ = ["access_policy", "check", "current_user", "role_of", "sign_in_gate", "sign_in_on", "user_box"]
 
@@ -118,7 +121,15 @@ def sign_in_gate() -> User:
         user = current_user()
     except (RolesFileError, AccessDenied) as error:
         st.title("dpdash")
-        st.error(f"dpdash cannot check who may do what: {md(error)}", icon=":material/lock:")
+        if sign_in_on() and st.user.get("is_logged_in") is True:
+            st.error(f"dpdash cannot check who may do what: {md(error)}", icon=":material/lock:")
+        else:  # anyone at all: the roles file's path and the entry at fault go to the server's log only
+            _LOG.error("dpdash cannot check who may do what: %s", error)
+            st.error(
+                "dpdash cannot check who may do what, so nobody can use it yet. Whoever runs this server "
+                "will find why in its log.",
+                icon=":material/lock:",
+            )
         st.stop()
     if user is not None:
         return user
