@@ -16,7 +16,7 @@ The file::
     groups_claim = "groups"            # the ID token's claim listing a person's groups (default "groups")
     default = "viewer"                 # anyone signed in, on tables without a rule of their own
 
-    [users]                            # an email (used only if the provider has not said it is unverified)
+    [users]                            # an email (used only if the provider says email_verified: true)
     "alice@example.org" = "owner"      # or "sub:<subject>", the provider's stable id for the person
     "sub:248289761001" = "analyst"
 
@@ -157,9 +157,11 @@ def _strings(value: object) -> tuple[str, ...]:
 class User:
     """A signed-in person, from the identity provider's ID token, or the local owner.
 
-    ``subject`` is the provider's stable id (the ``sub`` claim); ``email`` counts for roles only if
-    ``email_verified`` (a provider that says ``email_verified: false`` has not checked it); ``groups`` are
-    the names the groups claim lists.
+    ``subject`` is the provider's stable id (the ``sub`` claim); ``email`` names the person (for roles,
+    messages and the ledger) only if ``email_verified``: from an ID token, only the literal ``true`` (OpenID
+    Connect Core 1.0, section 5.1: a JSON boolean); "0", 0, "no", null or a missing claim leave it
+    unverified, and the person is then named by the subject. ``groups`` are the names the groups claim
+    lists.
     """
 
     subject: str
@@ -187,23 +189,23 @@ class User:
         if not isinstance(subject, str) or not subject:
             raise AccessDenied("the identity provider gave no subject ('sub' claim) for this sign-in")
         email = claims.get("email")
-        verified = claims.get("email_verified", True)
-        # Only an explicit "not verified" (False, or the text "false" some providers send) counts.
-        unverified = verified is False or (isinstance(verified, str) and verified.lower() == "false")
         return cls(
             subject=subject,
             email=email if isinstance(email, str) and email else None,
-            email_verified=not unverified,
+            # Only a provider that says it checked the address (the JSON literal true) lets it name anyone.
+            email_verified=claims.get("email_verified") is True,
             groups=_strings(claims.get(groups_claim)),
             name=claims.get("name") if isinstance(claims.get("name"), str) else "",
         )
 
     @property
     def label(self) -> str:
-        """How messages and the ledger's session name the person: the email, else the subject."""
+        """How messages and the ledger's session name the person: the verified email, else the subject."""
         if self.local:
             return "the local owner"
-        return self.email or f"subject {self.subject}"
+        if self.email and self.email_verified:
+            return self.email
+        return f"subject {self.subject}"
 
 
 #: The one person of a dpdash without sign-in: the owner of every table.

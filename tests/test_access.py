@@ -164,6 +164,23 @@ def test_an_unverified_email_counts_for_nothing_but_the_subject_still_does() -> 
     assert policy.role_for(User.from_claims({**claims, "sub": "42"}), None) is Role.ANALYST
 
 
+@pytest.mark.parametrize("verified", ["0", 0, "no", None, "true", 1, "yes", "missing"])
+def test_an_email_names_the_person_only_when_the_provider_says_true(verified: object) -> None:
+    """Only the JSON literal true makes an email verified: anything else, or no claim, leaves the person
+    named by their subject, in roles and in every label (messages, the ledger's sessions)."""
+    policy = AccessPolicy.from_toml('[users]\n"ann@example.org" = "owner"\n')
+    claims: dict[str, object] = {"sub": "mallory", "email": "ann@example.org"}
+    if verified != "missing":
+        claims["email_verified"] = verified
+    mallory = User.from_claims(claims)
+    assert not mallory.email_verified
+    assert mallory.label == "subject mallory"
+    assert policy.role_for(mallory, None) is None
+    ann = User.from_claims({**claims, "sub": "ann", "email_verified": True})
+    assert ann.label == "ann@example.org"
+    assert policy.role_for(ann, None) is Role.OWNER
+
+
 def test_a_subject_that_looks_like_an_email_is_not_that_email() -> None:
     policy = AccessPolicy.from_toml('[users]\n"alice@example.org" = "owner"\n')
     impostor = User.from_claims({"sub": "alice@example.org", "email": "mallory@example.org"})

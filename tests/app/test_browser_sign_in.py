@@ -52,9 +52,12 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 PEOPLE = [
-    {"sub": "ann", "email": "ann@example.org", "name": "Ann Owner", "groups": ["dp-owners"]},
-    {"sub": "bob", "email": "bob@example.org", "name": "Bob Analyst", "groups": ["dp-analysts"]},
-    {"sub": "vic", "email": "vic@example.org", "name": "Vic Viewer", "groups": ["board"]},
+    {"sub": "ann", "email": "ann@example.org", "email_verified": True, "name": "Ann Owner",
+     "groups": ["dp-owners"]},
+    {"sub": "bob", "email": "bob@example.org", "email_verified": True, "name": "Bob Analyst",
+     "groups": ["dp-analysts"]},
+    {"sub": "vic", "email": "vic@example.org", "email_verified": True, "name": "Vic Viewer",
+     "groups": ["board"]},
 ]
 #: An email as the page writes it (a word joiner after the @, so it is not turned into a link).
 EMAIL = "{}@\u2060?example\\.org"

@@ -94,7 +94,10 @@ def as_person(email: str | None, *, script: str = APP, groups: tuple[str, ...] =
     if email is None:
         at.user = {"is_logged_in": False}
     else:
-        at.user = {"is_logged_in": True, "sub": email.split("@")[0], "email": email, "groups": list(groups)}
+        at.user = {
+            "is_logged_in": True, "sub": email.split("@")[0], "email": email, "email_verified": True,
+            "groups": list(groups),
+        }
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -462,7 +465,7 @@ def test_every_spend_and_every_true_value_checks_the_role_where_it_is_made(
 ) -> None:
     at = AppTest.from_function(_call_everything, args=("survey",), default_timeout=120)
     at.secrets["auth"] = AUTH
-    at.user = {"is_logged_in": True, "sub": email.split("@")[0], "email": email}
+    at.user = {"is_logged_in": True, "sub": email.split("@")[0], "email": email, "email_verified": True}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["refused"] == [
@@ -501,7 +504,7 @@ def _owner_calls() -> None:
 def test_the_owners_calls_go_through(served: dict[str, object]) -> None:
     at = AppTest.from_function(_owner_calls, default_timeout=120)
     at.secrets["auth"] = AUTH
-    at.user = {"is_logged_in": True, "sub": "ann", "email": "ann@example.org"}
+    at.user = {"is_logged_in": True, "sub": "ann", "email": "ann@example.org", "email_verified": True}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     expected = {"evaluate": ROWS, "sample_rows": 200, "table_rows": ROWS, "row_count": ROWS,
