@@ -29,7 +29,7 @@ import json
 import math
 import unicodedata
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dpdash.accounting.records import Action, now
@@ -49,7 +49,6 @@ __all__ = [
     "new_action",
     "read_actions",
     "short",
-    "texts_of",
     "user_label",
 ]
 
@@ -151,19 +150,6 @@ def _check_text(value: str) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise ParameterError("details text must be valid Unicode (no lone surrogates)") from None
-
-
-def texts_of(value: object) -> Iterator[str]:
-    """Every text in a JSON value (keys and values), to check that none holds a secret."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from texts_of(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from texts_of(item)
 
 
 def short(value: object, limit: int = 120) -> str:

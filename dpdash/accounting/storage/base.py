@@ -243,11 +243,6 @@ class Store(ABC):
         """Inside a transaction: serialize it with every other one that changes which datasets, versions
         and statements exist. A no-op where every write transaction is already exclusive."""
 
-    def mentions_secret(self, text: str) -> bool:
-        """Whether ``text`` holds a secret of this storage (the password it connects with): text the ledger
-        would store or show must never hold one."""
-        return False
-
     def any_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
         """A condition ``column`` is one of ``values``, and its one parameter."""
         return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))

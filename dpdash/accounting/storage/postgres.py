@@ -273,9 +273,6 @@ class PostgresStore(Store):
     def any_of(self, column: str, values: Sequence[str]) -> tuple[str, Any]:
         return f"{column} = ANY(?)", list(values)
 
-    def mentions_secret(self, text: str) -> bool:
-        return any(secret in text for secret in self._secrets.value)
-
     # ---- schema ----------------------------------------------------------------------------------
     def _table_names(self, conn: _Connection) -> set[str]:
         rows = conn.execute(
