@@ -38,6 +38,19 @@ _KEY = {cls: key for key, cls in MECHANISMS.items()}
 _CONFIRMING = "requests_confirming"  # the uid of the request whose approval is being confirmed
 _DRAWN = "requests_drawn"  # uid → the release drawn for it, kept until the ledger has recorded it
 _DONE = "requests_done"  # (uid, release) of the approval just made, shown once
+PAGE = 10  # requests shown at a time: a long list is read a page at a time, each request's cost computed
+
+
+def _a_page(requests: list[RequestRecord], key: str) -> list[RequestRecord]:
+    """``requests`` (newest first), PAGE at a time: with more than a page, a choice of which ones."""
+    if len(requests) <= PAGE:
+        return requests
+    starts = range(0, len(requests), PAGE)
+    start = st.selectbox(
+        f"{len(requests)} requests, {PAGE} at a time", starts, key=key,
+        format_func=lambda i: f"{i + 1}–{min(i + PAGE, len(requests))}",
+    )  # fmt: skip
+    return requests[start : start + PAGE]
 
 
 def spending(
@@ -154,7 +167,7 @@ def request_list(table: ActiveTable, record: Dataset | None) -> None:
     if not found:
         return
     st.markdown("**Requests on this table**")
-    for request in reversed(found):
+    for request in _a_page(found[::-1], "requests_page"):
         with st.container(border=True, key=f"request_{request.uid}"):
             st.markdown(_describe(request))
             by, reason = md(request.decided_by or "?"), request.reason
@@ -197,7 +210,7 @@ def owner_requests(table: ActiveTable, record: Dataset) -> None:
     st.subheader(f"Release requests waiting for you ({len(waiting)})")
     keeper = get_accountant(record.accountant)
     history = ledger().events(record)
-    for request in waiting:
+    for request in _a_page(waiting, "requests_waiting_page"):
         with st.container(border=True, key=f"request_waiting_{request.uid}"):
             _one_request(table, record, request, keeper, history)
 
@@ -221,7 +234,9 @@ def _one_request(
         st.error(f"This request cannot be released as asked: {md(error)}", icon=":material/error:")
         fits = False
     else:
-        _true_answer(table, query)
+        # On demand: computing every waiting request's true answer on every rerun made the page slow.
+        if st.toggle("Show the true answer now (owner only)", key=f"request_truth_{request.uid}"):
+            _true_answer(table, query)
         after = running.epsilon(keeper, history, events, record.budget.delta)
         fits = after <= record.budget.epsilon * (1 + 1e-12)
         doing = "Releasing it" if approved else "Approving it releases it now:"

@@ -102,6 +102,7 @@ from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
 from dpdash.accounting.release_requests import (
     MAX_REASON,
+    MAX_WAITING,
     STATUSES,
     insert_decision,
     insert_release_request,
@@ -109,6 +110,7 @@ from dpdash.accounting.release_requests import (
     query_label,
     read_release_requests,
     same_release,
+    waiting_of,
 )
 from dpdash.accounting.request_ids import insert_request, read_request, request_id_of
 from dpdash.accounting.storage import is_url, open_store
@@ -699,6 +701,10 @@ class Ledger(Transfer):
 
         Returns:
             The stored request, "pending".
+
+        Raises:
+            ParameterError: ``user`` already has ``MAX_WAITING`` requests waiting on this dataset (nothing
+                recorded).
         """
         ds = self.dataset(dataset)
         label = self._user(user_label(user))
@@ -706,7 +712,15 @@ class Ledger(Transfer):
         self._need_schema(5, "record the release request")
         uid, created = uuid.uuid4().hex, _now()
         with self._transaction("record the release request") as conn:
-            insert_release_request(conn, uid, self._dataset_id(conn, ds.fingerprint), planned, label, created)
+            dataset_id = self._dataset_id(conn, ds.fingerprint)
+            self._store.lock_dataset(conn, dataset_id)  # two requests at once count each other
+            if waiting_of(conn, dataset_id, label) >= MAX_WAITING:
+                raise ParameterError(
+                    f"{label} already has {MAX_WAITING} release requests waiting on {ds.name!r}, the most "
+                    "one person may have at a time: nothing was requested. Wait until an owner approves "
+                    "or declines some of them."
+                )
+            insert_release_request(conn, uid, dataset_id, planned, label, created)
             self._log(conn, "request", label, ds.fingerprint, {
                 "request": uid, "query": short(query_label(planned)), "mechanism": planned["mechanism"],
                 "epsilon": planned["epsilon"], "delta": planned["delta"],

@@ -37,6 +37,7 @@ from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTyp
 __all__ = [
     "MAX_REASON",
     "MAX_REQUEST",
+    "MAX_WAITING",
     "REQUEST_KEYS",
     "STATUSES",
     "insert_decision",
@@ -45,6 +46,7 @@ __all__ = [
     "query_label",
     "read_release_requests",
     "same_release",
+    "waiting_of",
 ]
 
 #: What a request holds: ``dpdash.release.release``'s arguments but the data.
@@ -54,6 +56,9 @@ STATUSES = ("pending", "approved", "declined", "released")
 #: The largest request, in characters of its JSON; the longest reason and note, in characters.
 MAX_REQUEST = 8000
 MAX_REASON = 1000
+#: The most requests one person may have waiting (undecided) on one table: a flood of requests cannot
+#: bury the others' or make every owner's page slow.
+MAX_WAITING = 20
 
 
 def planned_release(request: object) -> dict[str, Any]:
@@ -154,6 +159,16 @@ def same_release(planned: Mapping[str, Any], record: Mapping[str, Any]) -> bool:
         and record.get("epsilon") == planned["epsilon"]
         and record.get("delta") == planned["delta"]
     )
+
+
+def waiting_of(conn: Connection, dataset_id: int, user: str) -> int:
+    """How many of ``user``'s requests on the dataset wait for a decision."""
+    (count,) = conn.execute(
+        "SELECT COUNT(*) FROM release_requests r LEFT JOIN request_decisions x ON x.request_uid = r.uid "
+        "WHERE r.dataset_id = ? AND r.requested_by = ? AND x.request_uid IS NULL",
+        (dataset_id, user),
+    ).fetchone()
+    return int(count)
 
 
 def insert_release_request(

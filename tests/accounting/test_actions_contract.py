@@ -212,6 +212,24 @@ def test_hostile_labels_and_details_are_refused_or_kept_as_text(ledger: Ledger, 
         ledger.actions(ds)
 
 
+def test_one_person_may_have_at_most_max_waiting_requests_on_a_table(ledger: Ledger) -> None:
+    """A flood of requests is refused at the cap, with a message and nothing recorded (issue 25, item 7);
+    others may still ask, and a decision makes room."""
+    from dpdash.accounting.release_requests import MAX_WAITING
+
+    ds = register(ledger)
+    planned = {"query": Count().to_dict(), "mechanism": "geometric", "epsilon": 0.1}
+    made = [ledger.request_release(ds, planned, user=BO) for _ in range(MAX_WAITING)]
+    with pytest.raises(ParameterError, match=f"already has {MAX_WAITING} release requests waiting"):
+        ledger.request_release(ds, planned, user=BO)
+    assert len(ledger.release_requests(ds)) == MAX_WAITING
+    assert [w for w, _ in what(ledger, ds)].count("request") == MAX_WAITING
+    ledger.request_release(ds, planned, user=ANA)  # someone else is not held up
+    ledger.decide_request(made[0].uid, False, user=ANA, reason="no")
+    ledger.request_release(ds, planned, user=BO)  # a decision makes room
+    assert len(ledger.release_requests(ds, "pending")) == MAX_WAITING + 1  # 20 of BO's, 1 of ANA's
+
+
 def test_text_is_never_compared_with_the_ledger_s_password(pg_url: str) -> None:
     """(PostgreSQL: an SQLite ledger has no password.) A label, a detail, a request's note or a decision's
     reason that holds the ledger's password is recorded like any other text: refusing it would tell whoever

@@ -329,7 +329,9 @@ def test_an_analyst_requests_and_an_owner_approves_through_the_release_path(
     ann = as_person("ann@example.org")
     ann.switch_page("pages/release.py").run()
     assert any("Release requests waiting for you (1)" in s.value for s in ann.subheader)
-    # The owner decides with the true answer in front of them (the analyst never had it).
+    # The owner decides with the true answer in front of them, on demand (the analyst never had it).
+    assert not any("True answer now (owner only)" in c.value for c in ann.caption)
+    ann.toggle(key=f"request_truth_{request.uid}").set_value(True).run()
     assert any("True answer now (owner only)" in c.value and str(ROWS) in c.value for c in ann.caption)
     ann.button(key=f"request_approve_{request.uid}").click().run()
     ann.button(key=f"request_approve_confirm_{request.uid}").click().run()
@@ -350,6 +352,46 @@ def test_an_analyst_requests_and_an_owner_approves_through_the_release_path(
     assert "Approved and released by ann" in shown.replace("\\", "").replace("\u2060", "")
     (released,) = ledger.published(record).values()
     assert bob.dataframe[-1].value["released"].tolist() == list(released["values"])
+
+
+def test_a_flood_of_requests_is_read_a_page_at_a_time_and_true_answers_on_demand(
+    served: dict[str, object],
+) -> None:
+    """25 waiting requests (issue 25, item 7): the owner's page lists 10 at a time and computes no true
+    answer until asked for one; the 21st request of one analyst is refused with a message."""
+    from dpdash.accounting.release_requests import MAX_WAITING
+
+    ledger = Ledger()
+    (record,) = ledger.datasets()
+    planned = {"query": Count(facts=UNIT).to_dict(), "mechanism": "geometric", "epsilon": 0.01}
+    for _ in range(MAX_WAITING):
+        ledger.request_release(record, planned, user="bob@example.org")
+    for _ in range(5):
+        ledger.request_release(record, planned, user="carol@example.org")
+    bob = as_person("bob@example.org")
+    bob.switch_page("pages/release.py").run()
+    bob.button(key="FormSubmitter:release_request_form-Request this release").click().run()
+    assert not bob.exception and f"already has {MAX_WAITING} release requests waiting" in bob.error[0].value
+    assert len(ledger.release_requests(record)) == MAX_WAITING + 5
+
+    ann = as_person("ann@example.org")
+    ann.switch_page("pages/release.py").run()
+
+    def shown_uids() -> list[str]:
+        text = everything_shown(ann)
+        return [r.uid for r in ledger.release_requests(record) if f"request_waiting_{r.uid}" in text]
+
+    assert any("Release requests waiting for you (25)" in s.value for s in ann.subheader)
+    first = shown_uids()
+    assert len(first) == 10
+    assert not any("True answer now" in c.value for c in ann.caption)
+    ann.selectbox(key="requests_waiting_page").select(20).run()
+    last = shown_uids()
+    assert len(last) == 5 and not set(last) & set(first)
+    ann.toggle(key=f"request_truth_{last[0]}").set_value(True).run()
+    assert [c.value for c in ann.caption if "True answer now" in c.value] == [
+        f"True answer now (owner only): count = {ROWS}."
+    ]
 
 
 def test_an_owner_declines_with_a_reason_the_analyst_reads(served: dict[str, object]) -> None:
