@@ -324,6 +324,21 @@ class Grants:
         return False, None
 
 
+def _fingerprint(text: str, where: str) -> str:
+    """A rule's fingerprint, whole: ``sha256:`` and 64 hex digits (a prefix would never match, so the rule
+    would silently protect nothing)."""
+    digits = text.lower().removeprefix("sha256:")
+    if not text.lower().startswith("sha256:") or len(digits) != 64 or digits.strip(_HEX):
+        raise RolesFileError(
+            f"{where}: a fingerprint is 'sha256:' and 64 hex digits, the whole identity the Data page shows "
+            f"(copy it from there), got {text!r} ({len(digits)} digits after 'sha256:')"
+        )
+    return "sha256:" + digits
+
+
+_HEX = "0123456789abcdef"
+
+
 def _mapping(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise RolesFileError(f"{where} must be a table of name = role, got {value!r}")
@@ -383,12 +398,7 @@ class AccessPolicy:
             if (fingerprint is None) == (name is None):
                 raise RolesFileError(f"{where}: name its table by 'fingerprint' or by 'name' (one of them)")
             if fingerprint is not None:
-                fingerprint = _check_name(fingerprint, "fingerprint", where)
-                if not fingerprint.startswith("sha256:") or len(fingerprint) < 7 + 16:
-                    raise RolesFileError(
-                        f"{where}: a fingerprint reads 'sha256:<hex digits>', got {fingerprint!r}"
-                    )
-                fingerprint = fingerprint.lower()
+                fingerprint = _fingerprint(_check_name(fingerprint, "fingerprint", where), where)
                 key = ("fingerprint", fingerprint)
             else:
                 name = unicodedata.normalize("NFC", _check_name(name, "name", where))

@@ -522,6 +522,21 @@ def test_an_owner_of_one_table_only_declares_facts_but_cannot_load_new_tables(
     assert "secret-row" in everything_shown(at)  # the owner of this table sees its rows
 
 
+def test_the_identity_the_data_page_shows_is_the_one_a_fingerprint_rule_matches(
+    served: dict[str, object]
+) -> None:
+    """Copied whole from the Data page into a rule, the identity gives that rule's person the table
+    (issue 25, item 5: the page showed 19 characters of another fingerprint)."""
+    shown = [code.value for code in as_person("ann@example.org", script=str(ROOT / "pages" / "data.py")).code]
+    assert shown == [served["identity"]]
+    roles = Path(str(served["roles"]))
+    roles.write_text(ROLES + f'\n[[datasets]]\nfingerprint = "{shown[0]}"\n'
+                     'users = { "dora@example.org" = "owner" }\n', encoding="utf-8")  # fmt: skip
+    at = as_person("dora@example.org", script=str(ROOT / "pages" / "data.py"))
+    assert not at.error, [e.value for e in at.error]
+    assert "secret-row" in everything_shown(at)  # the rule took effect: dora owns this table
+
+
 def test_an_edited_roles_file_counts_from_the_next_run(served: dict[str, object]) -> None:
     at = as_person("bob@example.org")
     at.switch_page("pages/release.py").run()
