@@ -156,7 +156,7 @@ def test_the_fingerprint_follows_the_files_not_a_second_read(df: pd.DataFrame, t
     write_parts(df, tmp_path / "data")
     first = open_files(tmp_path / "data").fingerprint()
     assert open_files(tmp_path / "data").fingerprint() == first  # the same files: the same dataset
-    assert open_files(str(tmp_path / "data" / "part-*.parquet")).fingerprint() != first  # another location
+    assert open_files(str(tmp_path / "data" / "part-*.parquet")).fingerprint() == first  # the same files
     part = tmp_path / "data" / "part-1.parquet"
     stat = part.stat()
     os.utime(part, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # rewritten, same bytes
@@ -172,3 +172,25 @@ def test_the_fingerprint_follows_the_files_not_a_second_read(df: pd.DataFrame, t
     a, b = open_duckdb(path, "a"), open_duckdb(path, "b")
     assert a.fingerprint() != b.fingerprint()  # another table of the same file
     a.close(), b.close()
+
+
+def test_every_spelling_of_the_same_file_is_one_identity(
+    df: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file, a bracket glob, a star glob, its folder, a relative path and a link to it read the same data:
+    one location, one fingerprint, the same names for roles (issue 25, item 4)."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    df.to_parquet(folder / "visits.parquet", index=False)
+    (tmp_path / "link.parquet").symlink_to(folder / "visits.parquet")
+    monkeypatch.chdir(tmp_path)
+    spellings = [folder / "visits.parquet", f"{folder}/visits.parque[t]", f"{folder}/*.parquet", folder,
+                 f"{folder}/", "data/visits.parquet", "./data/../data/visits.parquet",
+                 "link.parquet"]  # fmt: skip
+    sources = [open_files(spelling) for spelling in spellings]
+    real = os.path.realpath(folder / "visits.parquet")
+    assert {s.location for s in sources} == {f"parquet:{real}"}
+    assert {s.fingerprint() for s in sources} == {sources[0].fingerprint()}
+    assert {s.names for s in sources} == {(real, "visits.parquet")}
+    for source in sources:
+        source.close()
