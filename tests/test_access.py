@@ -115,6 +115,22 @@ def test_a_fingerprint_rule_wins_over_a_name_rule() -> None:
     assert policy.role_for(person("x@example.org"), DatasetRef(names=("payroll",))) is Role.OWNER
 
 
+def test_a_table_several_name_rules_match_gets_the_lowest_role_they_give() -> None:
+    """A folder read with a closed file in it is closed: every rule its names match counts, not the first
+    (issue 25, item 4)."""
+    policy = AccessPolicy.from_toml(
+        '[users]\n"bob@example.org" = "owner"\n'
+        '[[datasets]]\nname = "/data/open.parquet"\nusers = { "bob@example.org" = "owner" }\n'
+        '[[datasets]]\nname = "/data/closed.parquet"\nusers = { "bob@example.org" = "analyst" }\n'
+        '[[datasets]]\nname = "/data/secret.parquet"\ndefault = "none"\n'
+    )
+    bob = person("bob@example.org")
+    both = DatasetRef(names=("visits", "/data/open.parquet", "/data/closed.parquet"))
+    assert policy.role_for(bob, both) is Role.ANALYST
+    assert policy.role_for(bob, DatasetRef(names=("/data/open.parquet", "/data/secret.parquet"))) is None
+    assert policy.role_for(bob, DatasetRef(names=("/data/open.parquet", "other"))) is Role.OWNER
+
+
 def test_names_are_compared_after_nfc_only() -> None:
     policy = AccessPolicy.from_toml('[[datasets]]\nname = "caf\u00e9"\ndefault = "analyst"\n')
     decomposed = DatasetRef(names=("cafe\u0301",))  # the same text, canonically
