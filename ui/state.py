@@ -611,5 +611,7 @@ def record_release(table: ActiveTable, record: Dataset, result: Release, request
     """Spend ``result`` from the table's budget in the ledger under ``request_id`` (sent again, it spends
     once), attributed to this session. For owners only (``AccessDenied``): the one path to a spend."""
     check(dataset_ref(table), Action.RELEASE)
+    if table.engine is not None:  # a file rewritten since the draw: nothing spent (SourceChangedError)
+        table.engine.check_unchanged()
     return ledger().spend_release(record, result, session=ledger_session(), request_id=request_id,
                                   user=acting_user())  # fmt: skip
