@@ -35,7 +35,8 @@ class Source:
     ``files``: the local files it reads, as resolved real paths (their size and modification time enter
     :meth:`fingerprint`); ``names``: what a roles file's ``name = "…"`` rule can match, taken from what
     is read, never from how it was typed (files: each file's real path and file name; PostgreSQL:
-    ``schema.table`` as the database resolves it, and ``table``).
+    ``schema.table`` as the database resolves it, and ``table``; Spark: ``database.table`` as its catalog
+    resolves it, and ``table``; DuckDB: the table).
 
     Both ``location`` and ``names`` are canonical: every spelling of the same data (a glob, a folder, a
     relative path, ``visits`` or ``public.visits``) gives the same ones, so the same identity."""
