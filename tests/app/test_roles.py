@@ -591,6 +591,10 @@ def test_a_file_closed_by_name_stays_closed_to_an_analyst_whatever_spelling_conn
     bob = as_person("bob@example.org")
     assert bob.session_state["dpdash_dataset"].identity == served["identity"]  # the survey, not the file
     assert "secret-row" not in everything_shown(bob)
+    Ledger(tmp_path / "ledger.sqlite").add_dataset(name="clinic visits", fingerprint=connected.identity,
+                                                   budget=Budget(epsilon=1.0))  # fmt: skip
+    listed = everything_shown(as_person("bob@example.org", script=str(ROOT / "pages" / "datasets.py")))
+    assert "survey" in listed and "clinic visits" not in listed  # its budget is not his to see either
 
 
 def test_an_edited_roles_file_counts_from_the_next_run(served: dict[str, object]) -> None:
