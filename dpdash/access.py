@@ -23,8 +23,8 @@ The file::
     [groups]
     "dp-analysts" = "analyst"
 
-    [[datasets]]                       # one table: by fingerprint (as the Data page shows it), or by name
-    fingerprint = "sha256:3f1c..."
+    [[datasets]]                       # one table: by its identity (copied whole from the Data page), or
+    fingerprint = "sha256:<64 hex>"    # by name
     default = "none"                   # nobody else, whatever the top level says
     users = { "bob@example.org" = "analyst" }
     groups = { "clinic-owners" = "owner" }
@@ -34,8 +34,14 @@ is found, the first that says something deciding:
 
 1. the table's own rule, if one matches (first by fingerprint: the table's, then its budget's; otherwise by
    name): the person by subject, then by email; else the highest role among their groups; else the rule's
-   ``default``, if it has one;
+   ``default``, if it has one; where several name rules match (a table read from several files), the lowest
+   role they give;
 2. the top level, in the same order: users, groups, ``default``; with none of them, no access.
+
+A fingerprint is the whole identity (``sha256:`` and 64 hex digits); a shorter one would match nothing, so
+it is refused. A table's names are the one its owners gave it (its budget's, once it has one) and those
+of what is read, whatever the spelling that connected it (``dpdash.engines.Source.names``): each file's
+real path and file name; a PostgreSQL table's ``schema.table`` as the database resolves it, and ``table``.
 
 Names are matched exactly, never by resemblance: emails ignore the case of ASCII letters only (the Kelvin
 sign U+212A is not a "k"), groups and subjects are matched as written, table names after Unicode NFC. An
@@ -326,6 +332,21 @@ class Grants:
         return False, None
 
 
+def _fingerprint(text: str, where: str) -> str:
+    """A rule's fingerprint, whole: ``sha256:`` and 64 hex digits (a prefix would never match, so the rule
+    would silently protect nothing)."""
+    digits = text.lower().removeprefix("sha256:")
+    if not text.lower().startswith("sha256:") or len(digits) != 64 or digits.strip(_HEX):
+        raise RolesFileError(
+            f"{where}: a fingerprint is 'sha256:' and 64 hex digits, the whole identity the Data page shows "
+            f"(copy it from there), got {text!r} ({len(digits)} digits after 'sha256:')"
+        )
+    return "sha256:" + digits
+
+
+_HEX = "0123456789abcdef"
+
+
 def _mapping(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise RolesFileError(f"{where} must be a table of name = role, got {value!r}")
@@ -385,12 +406,7 @@ class AccessPolicy:
             if (fingerprint is None) == (name is None):
                 raise RolesFileError(f"{where}: name its table by 'fingerprint' or by 'name' (one of them)")
             if fingerprint is not None:
-                fingerprint = _check_name(fingerprint, "fingerprint", where)
-                if not fingerprint.startswith("sha256:") or len(fingerprint) < 7 + 16:
-                    raise RolesFileError(
-                        f"{where}: a fingerprint reads 'sha256:<hex digits>', got {fingerprint!r}"
-                    )
-                fingerprint = fingerprint.lower()
+                fingerprint = _fingerprint(_check_name(fingerprint, "fingerprint", where), where)
                 key = ("fingerprint", fingerprint)
             else:
                 name = unicodedata.normalize("NFC", _check_name(name, "name", where))
@@ -444,16 +460,32 @@ class AccessPolicy:
                     return rule
         return None
 
+    def rules_for(self, dataset: DatasetRef) -> tuple[DatasetRule, ...]:
+        """The table's own rules: its fingerprint rule (its own, then its budget's) if there is one; else
+        every name rule one of its names matches (a table read from several files, each with a rule, has
+        them all)."""
+        rule = self.rule_for(dataset)
+        if rule is None or rule.fingerprint is not None:
+            return () if rule is None else (rule,)
+        names = {unicodedata.normalize("NFC", name) for name in dataset.names}
+        return tuple(rule for rule in self.datasets if rule.name is not None and rule.name in names)
+
     def role_for(self, user: User, dataset: DatasetRef | None) -> Role | None:
         """``user``'s role on ``dataset`` (``None``: a table not loaded yet, where only the top level
-        counts), or ``None`` for no access."""
-        if dataset is not None:
-            rule = self.rule_for(dataset)
-            if rule is not None:
-                decided, role = rule.grants.decide(user)
-                if decided:
-                    return role
-        return self.grants.decide(user)[1]
+        counts), or ``None`` for no access. Where several name rules match the table, the lowest role any
+        of them gives counts (each rule that says nothing of ``user`` gives the top level's)."""
+        top = self.grants.decide(user)[1]
+        if dataset is None:
+            return top
+        roles = []
+        for rule in self.rules_for(dataset):
+            decided, role = rule.grants.decide(user)
+            roles.append(role if decided else top)
+        if not roles:
+            return top
+        if None in roles:
+            return None
+        return min((role for role in roles if role is not None), key=lambda r: r.rank)
 
     def check(self, user: User, action: Action, dataset: DatasetRef | None) -> Role:
         """``user``'s role on ``dataset`` if it allows ``action``; else ``AccessDenied`` naming who, what

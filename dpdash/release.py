@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from dpdash import _validation as check
-from dpdash.engines.sources import Source
+from dpdash.engines.sources import Source, SourceChangedError
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.mechanisms import (
     DiscreteGaussian,
@@ -537,12 +537,24 @@ def evaluate_for_release(
 ) -> tuple[Any, str, str]:
     """(the query's evaluation, the exact table's fingerprint, the budget's identity) of a release on a
     DataFrame or in a source's engine; ``identity`` defaults to the source's fingerprint, or the content
-    fingerprint of the DataFrame."""
+    fingerprint of the DataFrame.
+
+    A source is checked before and after its answer is computed: its files as they were when it was
+    opened (``Source.check_unchanged``: a ``stat`` per file), and its fingerprint, the one this release
+    states and spends under, the ``identity`` given. A rewritten file is other data, whose answer must not
+    spend the budget of what was connected: ``SourceChangedError``, before anything is drawn."""
     if isinstance(df, Source):
         from dpdash.engines.evaluate import evaluate as evaluate_in_source
 
+        df.check_unchanged()
         evaluation = evaluate_in_source(query, df)
         fingerprint = df.fingerprint()
+        df.check_unchanged()
+        if identity is not None and fingerprint != identity:
+            raise SourceChangedError(
+                f"{df.description} changed since it was connected (its files, columns or row count: it is "
+                f"now {fingerprint}, not {identity}): connect it again on the Data page; nothing was spent"
+            )
         identity = fingerprint if identity is None else identity
     else:
         evaluation = query.evaluate(df)

@@ -137,6 +137,8 @@ class StoredTable:
         facts: the declared public facts.
         saved_at: when it was last written (UTC, ISO 8601).
         n_bytes: the size of the stored file (0 for an example or a connected table).
+        names: a connected table's names from what it reads (``dpdash.engines.Source.names``), which
+            roles match before it is opened again.
     """
 
     identity: str
@@ -149,6 +151,7 @@ class StoredTable:
     saved_at: str = ""
     n_bytes: int = 0
     connection: SourceSpec | None = None
+    names: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -163,6 +166,7 @@ class StoredTable:
             "saved_at": self.saved_at,
             "n_bytes": self.n_bytes,
             "connection": None if self.connection is None else self.connection.to_dict(),
+            "names": list(self.names),
         }
 
     @classmethod
@@ -190,6 +194,7 @@ class StoredTable:
             saved_at=str(data.get("saved_at", "")),
             n_bytes=int(data.get("n_bytes", 0)),
             connection=None if connection is None else SourceSpec.from_dict(connection),
+            names=tuple(str(name) for name in data.get("names", ()) if isinstance(name, str)),
         )
 
 
@@ -299,15 +304,17 @@ class Workspace:
                     n_bytes=len(data))
         )
 
-    def store_connection(self, identity: str, *, connection: SourceSpec, name: str) -> StoredTable:
-        """Record a connected table: where it lives (no password, no data). An entry for the same identity
-        keeps its name and facts."""
+    def store_connection(
+        self, identity: str, *, connection: SourceSpec, name: str, names: tuple[str, ...] = ()
+    ) -> StoredTable:
+        """Record a connected table: where it lives (no password, no data) and the names roles match
+        (``names``). An entry for the same identity keeps its name and facts."""
         if not isinstance(connection, SourceSpec):
             raise ParameterTypeError(f"connection must be a SourceSpec, got {type(connection).__name__}")
         before = self.table(identity)
         kept = before if before is not None else StoredTable(identity, name)
         return self._save(replace(kept, filename="", example=None, connection=connection, coercions=(),
-                                  lossy=False, n_bytes=0))  # fmt: skip
+                                  lossy=False, n_bytes=0, names=tuple(names)))  # fmt: skip
 
     def store_example(self, identity: str, *, example: str, name: str, facts: PublicFacts) -> StoredTable:
         """Record a built-in example (its name and facts; no bytes: it is rebuilt from dpdash)."""

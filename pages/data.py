@@ -136,8 +136,10 @@ if aligned:
         icon=":material/lock:",
     )
 key = widget_suffix(table)
-st.markdown(f"**Active table:** {md(table.name)} ({md(table.source)}) · {table.rows:,} rows · "
-            f"fingerprint `{table.fingerprint[:19]}…`")  # fmt: skip
+st.markdown(f"**Active table:** {md(table.name)} ({md(table.source)}) · {table.rows:,} rows")
+st.caption("Its identity: the key its budget is kept under, and what a roles file's `fingerprint = \"…\"` "
+           "matches. Copy it whole (the button at its right):")  # fmt: skip
+st.code(table.identity, language=None)
 kept = stored(table)
 if kept is not None and kept.example is None:
     left, right = st.columns([3, 1])

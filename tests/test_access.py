@@ -115,6 +115,22 @@ def test_a_fingerprint_rule_wins_over_a_name_rule() -> None:
     assert policy.role_for(person("x@example.org"), DatasetRef(names=("payroll",))) is Role.OWNER
 
 
+def test_a_table_several_name_rules_match_gets_the_lowest_role_they_give() -> None:
+    """A folder read with a closed file in it is closed: every rule its names match counts, not the first
+    (issue 25, item 4)."""
+    policy = AccessPolicy.from_toml(
+        '[users]\n"bob@example.org" = "owner"\n'
+        '[[datasets]]\nname = "/data/open.parquet"\nusers = { "bob@example.org" = "owner" }\n'
+        '[[datasets]]\nname = "/data/closed.parquet"\nusers = { "bob@example.org" = "analyst" }\n'
+        '[[datasets]]\nname = "/data/secret.parquet"\ndefault = "none"\n'
+    )
+    bob = person("bob@example.org")
+    both = DatasetRef(names=("visits", "/data/open.parquet", "/data/closed.parquet"))
+    assert policy.role_for(bob, both) is Role.ANALYST
+    assert policy.role_for(bob, DatasetRef(names=("/data/open.parquet", "/data/secret.parquet"))) is None
+    assert policy.role_for(bob, DatasetRef(names=("/data/open.parquet", "other"))) is Role.OWNER
+
+
 def test_names_are_compared_after_nfc_only() -> None:
     policy = AccessPolicy.from_toml('[[datasets]]\nname = "caf\u00e9"\ndefault = "analyst"\n')
     decomposed = DatasetRef(names=("cafe\u0301",))  # the same text, canonically
@@ -278,7 +294,7 @@ def test_check_returns_the_role_that_allowed_it() -> None:
         ("datasets = 3", "written \\[\\[datasets\\]\\]"),
         ("[[datasets]]\ndefault = \"viewer\"", "by 'fingerprint' or by 'name'"),
         ('[[datasets]]\nname = "a"\nfingerprint = "sha256:' + "a" * 64 + '"', "'fingerprint' or by 'name'"),
-        ('[[datasets]]\nfingerprint = "abc"', "sha256:<hex digits>"),
+        ('[[datasets]]\nfingerprint = "abc"', "'sha256:' and 64 hex digits"),
         ('[[datasets]]\nname = "a"\n[[datasets]]\nname = "a"', "'a' has an entry already"),
         ('[[datasets]]\nname = "a"\nowner = "x@y.org"', "unknown key.*'owner'"),
         ('[[datasets]]\nname = "a"\ngroups_claim = "g"', "unknown key"),
@@ -289,6 +305,18 @@ def test_check_returns_the_role_that_allowed_it() -> None:
 def test_an_unclear_roles_file_is_refused_with_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(RolesFileError, match=message):
         AccessPolicy.from_toml(text)
+
+
+@pytest.mark.parametrize("digits", ["ab" * 10, "ab" * 20, "ab" * 31 + "a", "ab" * 33, "ab" * 31 + "zz"])
+def test_a_fingerprint_rule_must_give_the_whole_identity(digits: str) -> None:
+    """A prefix (20 or 40 digits), one digit too few or too many, or a digit that is not hex would match no
+    table: the file is refused, saying where to copy the identity from (issue 25, item 5)."""
+    text = f'[[datasets]]\nfingerprint = "sha256:{digits}"\ndefault = "none"\n'
+    with pytest.raises(RolesFileError, match=r"entry 1: a fingerprint is 'sha256:' and 64 hex.*Data page"):
+        AccessPolicy.from_toml(text)
+    whole = AccessPolicy.from_toml(f'default = "viewer"\n[[datasets]]\nfingerprint = "SHA256:{"AB" * 32}"\n'
+                                   'default = "none"\n')  # fmt: skip
+    assert whole.role_for(person(), SURVEY) is None  # upper-case hex is the same identity
 
 
 def test_an_empty_file_gives_nobody_anything() -> None:

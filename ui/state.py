@@ -245,7 +245,8 @@ def use_connection(spec: SourceSpec, source: Source, *, user: str | None = None)
     lives, never a password)."""
     check_new(Action.LOAD)
     identity = source.fingerprint()
-    check(_ref(identity, spec.table.strip() or spec.path), Action.LOAD)
+    # The names of what is read (its files, the table the database resolved), not only the spelling typed.
+    check(_ref(identity, spec.table.strip() or spec.path, source.names), Action.LOAD)
     return _use_connection(spec, source, identity=identity, user=user)
 
 
@@ -266,7 +267,7 @@ def _use_connection(
     st.session_state[_DATASET] = table
     _record("connect", user, identity, name=short(name), source=short(spec.describe()), rows=rows)
     if persist:
-        _try(lambda: (workspace().store_connection(identity, connection=spec, name=name),
+        _try(lambda: (workspace().store_connection(identity, connection=spec, name=name, names=source.names),
                       workspace().set_active(identity)))  # fmt: skip
     return table
 
@@ -325,6 +326,11 @@ def restore(stored: StoredTable) -> ActiveTable:
                 f"{stored.name!r} could not be opened again ({error}): connect it again on the Data page "
                 "(a PostgreSQL password is never kept; give it again, or keep it in a ~/.pgpass file)"
             ) from None
+        try:  # the roles of what it reads now (a rule may name one of its files)
+            persist = check(_ref(stored.identity, stored.name, source.names), Action.OPEN) is Role.OWNER
+        except AccessDenied:
+            source.close()
+            raise
         if source.fingerprint() != stored.identity:
             source.close()
             raise DPDashError(
@@ -487,25 +493,26 @@ def evaluate(table: ActiveTable, query: Query) -> Evaluation:
 
 
 # ---- roles: checked where what they guard is produced ------------------------------------------------
-def _ref(identity: str, name: str) -> DatasetRef:
-    """A table as the roles file sees it; the ledger is read only with sign-in (the one local owner owns
-    every table)."""
+def _ref(identity: str, name: str, read: tuple[str, ...] = ()) -> DatasetRef:
+    """A table as the roles file sees it; ``read``: the names of what it reads (a connected source's files
+    or resolved table), matched whatever name an owner gives it. The ledger is read only with sign-in (the
+    one local owner owns every table)."""
     if not auth.sign_in_on():
-        return DatasetRef((identity,), (name,))
+        return DatasetRef((identity,), (name, *read))
     record = ledger().find_dataset(identity)
     if record is None:
-        return DatasetRef((identity,), (name,))
+        return DatasetRef((identity,), (name, *read))
     # Once budgeted, the budget's name (set by an owner, kept in the append-only ledger) is the one matched.
-    return DatasetRef((identity, record.fingerprint), (record.name,))
+    return DatasetRef((identity, record.fingerprint), (record.name, *read))
 
 
 def dataset_ref(table: ActiveTable) -> DatasetRef:
-    """The active table as the roles file sees it: its fingerprints and its name."""
-    return _ref(table.identity, table.name)
+    """The active table as the roles file sees it: its fingerprints and its names."""
+    return _ref(table.identity, table.name, () if table.engine is None else table.engine.names)
 
 
 def _stored_ref(stored: StoredTable) -> DatasetRef:
-    return _ref(stored.identity, stored.name)
+    return _ref(stored.identity, stored.name, stored.names)
 
 
 def role(ref: DatasetRef | None) -> Role | None:
@@ -517,7 +524,8 @@ def dataset_role(record: Dataset) -> Role | None:
     """The current person's role on a budgeted dataset of the ledger (its fingerprint and name)."""
     if not auth.sign_in_on():
         return role(None)
-    return role(DatasetRef((record.fingerprint,), (record.name,)))
+    kept = _try(lambda: workspace().table(record.fingerprint))  # a connected table's names, kept at Connect
+    return role(DatasetRef((record.fingerprint,), (record.name, *(kept.names if kept is not None else ()))))
 
 
 def table_role(table: ActiveTable) -> Role | None:
@@ -603,5 +611,7 @@ def record_release(table: ActiveTable, record: Dataset, result: Release, request
     """Spend ``result`` from the table's budget in the ledger under ``request_id`` (sent again, it spends
     once), attributed to this session. For owners only (``AccessDenied``): the one path to a spend."""
     check(dataset_ref(table), Action.RELEASE)
+    if table.engine is not None:  # a file rewritten since the draw: nothing spent (SourceChangedError)
+        table.engine.check_unchanged()
     return ledger().spend_release(record, result, session=ledger_session(), request_id=request_id,
                                   user=acting_user())  # fmt: skip

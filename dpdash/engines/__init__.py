@@ -29,7 +29,7 @@ True
 from dpdash.engines.connection import DEFAULT_MEMORY_LIMIT, EngineConfig
 from dpdash.engines.evaluate import COMPILED, evaluate
 from dpdash.engines.postgres import open_postgres
-from dpdash.engines.sources import Source, open_duckdb, open_files, open_frame
+from dpdash.engines.sources import Source, SourceChangedError, open_duckdb, open_files, open_frame
 from dpdash.engines.spark import open_spark, spark_session
 from dpdash.engines.spec import SourceSpec
 
@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT",
     "EngineConfig",
     "Source",
+    "SourceChangedError",
     "SourceSpec",
     "evaluate",
     "open_duckdb",

@@ -60,9 +60,45 @@ def open_postgres(url: str, table: str, *, password: str | None = None, config: 
         backend.disconnect()
         listed = ", ".join(repr(n) for n in names[:20]) or "none"
         raise ParameterError(f"no table {table!r} in {shown} (tables: {listed})")
-    raw = backend.table(name, database=schema or None)
+    try:
+        server, database, schema, name = _resolve(backend, schema, name)
+    except Exception as error:
+        backend.disconnect()
+        raise ParameterError(f"could not find {table!r} in {shown}: {_scrub(error, secret)}") from None
+    raw = backend.table(name, database=schema)
     described = f"table {table!r} of PostgreSQL {shown}"
-    return Source(_code_point_strings(backend, raw, schema, name), backend, described, f"{shown}#{table}")
+    qualified = f"{schema}.{name}"
+    # The identity is the table the database resolved, on its server and database: not the user who
+    # connected, nor how the table was spelled (visits, public.visits and .visits are one table).
+    location = f"postgresql://{server}/{database}#{qualified}"
+    return Source(_code_point_strings(backend, raw, schema, name), backend, described, location,
+                  names=(qualified, name))  # fmt: skip
+
+
+def _resolve(backend: Any, schema: str, name: str) -> tuple[str, str, str, str]:
+    """(the server, the database, the schema, the table) of ``schema.name`` (or ``name`` on the
+    search_path) as PostgreSQL resolves it (``to_regclass``). The server is its system identifier when
+    the role may read it (``pg_control_system()``), else the address connected to as the server reports
+    it (``inet_server_addr``/``inet_server_port``)."""
+    identifier = f"{_quote(schema)}.{_quote(name)}" if schema else _quote(name)
+    with backend.con.cursor() as cursor, backend.con.transaction():
+        row = cursor.execute(
+            "SELECT n.nspname, c.relname, current_database(), host(inet_server_addr()), inet_server_port() "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(%s)",
+            (identifier,),
+        ).fetchone()
+    if row is None:
+        raise ParameterError("the database resolves no such table")
+    nspname, relname, database, address, port = row
+    server = f"{address or 'local'}:{port or ''}"
+    try:
+        with backend.con.cursor() as cursor, backend.con.transaction():
+            system = cursor.execute("SELECT system_identifier FROM pg_control_system()").fetchone()
+    except Exception:  # the function's EXECUTE revoked from this role: the address serves
+        system = None
+    if system is not None and system[0] is not None:
+        server = f"system-{system[0]}"
+    return server, database, nspname, relname
 
 
 def _code_point_strings(backend: Any, raw: Any, schema: str, name: str) -> Any:

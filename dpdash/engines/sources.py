@@ -7,7 +7,8 @@ from __future__ import annotations
 import glob as globbing
 import hashlib
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,13 @@ import pandas as pd
 from dpdash.engines.connection import EngineConfig, connect
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 
-__all__ = ["Source", "open_duckdb", "open_files", "open_frame"]
+__all__ = ["Source", "SourceChangedError", "open_duckdb", "open_files", "open_frame"]
 
 _READERS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "csv"}
+
+
+class SourceChangedError(DPDashError):
+    """A connected source's files changed after it was opened: connect it again."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -27,7 +32,14 @@ class Source:
     ``description``: where it comes from, in words (never a password); ``location``: the same as one
     machine-readable string (``kind:...``, never a password), what the dataset fingerprint is built on;
     ``owned``: whether :meth:`close` ends the backend's connection (not a Spark session, which is shared);
-    ``files``: the local files it reads (their size and modification time enter :meth:`fingerprint`)."""
+    ``files``: the local files it reads, as resolved real paths (their size and modification time enter
+    :meth:`fingerprint`); ``names``: what a roles file's ``name = "…"`` rule can match, taken from what
+    is read, never from how it was typed (files: each file's real path and file name; PostgreSQL:
+    ``schema.table`` as the database resolves it, and ``table``; Spark: ``database.table`` as its catalog
+    resolves it, and ``table``; DuckDB: the table).
+
+    Both ``location`` and ``names`` are canonical: every spelling of the same data (a glob, a folder, a
+    relative path, ``visits`` or ``public.visits``) gives the same ones, so the same identity."""
 
     table: Any
     backend: Any
@@ -35,6 +47,39 @@ class Source:
     location: str = ""
     owned: bool = True
     files: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    _seen: tuple[tuple[int, ...], ...] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self._seen is None:
+            object.__setattr__(self, "_seen", self._file_states())
+
+    def _file_states(self) -> tuple[tuple[int, ...], ...]:
+        """Per file: device, inode, size, modification and change time (ns); ``()`` for a file gone."""
+        states = []
+        for name in self.files:
+            try:
+                stat = os.stat(name)
+            except OSError:
+                states.append(())
+                continue
+            states.append((stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+        return tuple(states)
+
+    def check_unchanged(self) -> None:
+        """Nothing if every file is as it was when the source was opened (one ``stat`` per file: no data is
+        read); else a ``SourceChangedError``. A rewritten, replaced or removed file is other data, whose
+        releases must not spend the budget of what was connected."""
+        now = self._file_states()
+        changed = [name for name, before, after in zip(self.files, self._seen or (), now, strict=True)
+                   if before != after]  # fmt: skip
+        if changed:
+            shown = ", ".join(repr(name) for name in changed[:3]) + (" …" if len(changed) > 3 else "")
+            raise SourceChangedError(
+                f"the file changed since it was connected ({shown}): connect it again on the Data page (a "
+                "changed file is another table, checked against the budgets in the ledger there); nothing "
+                "was spent"
+            )
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -55,7 +100,7 @@ class Source:
         parts: list[object] = [self.location, list(self.schema().items()), self.row_count()]
         for name in self.files:
             stat = Path(name).stat()
-            parts.append([str(Path(name).resolve()), stat.st_size, stat.st_mtime_ns])
+            parts.append([os.path.realpath(name), stat.st_size, stat.st_mtime_ns])
         digest.update(json.dumps(parts, ensure_ascii=False).encode())
         return "sha256:" + digest.hexdigest()
 
@@ -116,7 +161,10 @@ def open_files(path: str | Path, *, format: str | None = None, config: EngineCon
     except Exception as error:  # duckdb's own exception types
         raise ParameterError(f"could not read {str(path)!r} as {kind}: {error}") from None
     described = f"{kind} {str(path)!r} ({len(paths)} file{'s' * (len(paths) != 1)})"
-    return Source(table, backend, described, f"{kind}:{Path(path).resolve()}", files=tuple(paths))
+    # Identity from what is read: the resolved files, however the path, folder or glob was spelled.
+    location = f"{kind}:{paths[0]}" if len(paths) == 1 else f"{kind}:{json.dumps(paths, ensure_ascii=False)}"
+    names = tuple(dict.fromkeys([*paths, *(Path(p).name for p in paths)]))
+    return Source(table, backend, described, location, files=tuple(paths), names=names)
 
 
 def open_duckdb(path: str | Path, table: str, *, config: EngineConfig | None = None) -> Source:
@@ -129,8 +177,9 @@ def open_duckdb(path: str | Path, table: str, *, config: EngineConfig | None = N
         shown = ", ".join(repr(n) for n in names[:20]) or "none"
         raise ParameterError(f"no table {table!r} in {str(path)!r} (tables: {shown})")
     described = f"table {table!r} of DuckDB file {str(path)!r}"
-    location = f"duckdb:{Path(path).resolve()}#{table}"
-    return Source(backend.table(table), backend, described, location, files=(str(path),))
+    real = os.path.realpath(path)
+    location = f"duckdb:{real}#{table}"
+    return Source(backend.table(table), backend, described, location, files=(real,), names=(table,))
 
 
 def _expand(path: str, format: str | None) -> tuple[list[str], str]:
@@ -155,4 +204,4 @@ def _expand(path: str, format: str | None) -> tuple[list[str], str]:
             f"{path!r} must hold files of one format, .parquet or .csv (or give format=), got "
             f"{sorted({Path(p).suffix or '(none)' for p in found})}"
         )
-    return found, kinds.pop()
+    return sorted({os.path.realpath(p) for p in found}), kinds.pop()  # one file, whatever spelling reached it

@@ -57,4 +57,21 @@ def open_spark(table: str, *, master: str | None = None, session: Any = None) ->
         listed = ", ".join(repr(n) for n in names[:20]) or "none"
         raise ParameterError(f"no table {table!r} in Spark ({shown}) (tables: {listed})")
     expr = backend.table(name, database=database or None)
-    return Source(expr, backend, f"table {table!r} of Spark ({shown})", f"spark:{shown}#{table}", owned=False)
+    qualified = _resolve(session, database, name)
+    names = tuple(dict.fromkeys((qualified, name)))
+    return Source(expr, backend, f"table {table!r} of Spark ({shown})", f"spark:{shown}#{qualified}",
+                  owned=False, names=names)  # fmt: skip
+
+
+def _resolve(session: Any, database: str, name: str) -> str:
+    """The table as Spark's catalog resolves it: ``database.table`` for a catalog table (``visits`` and
+    ``default.visits`` are one), the name alone for a temporary view; as given if the catalog cannot say."""
+    given = f"{database}.{name}" if database else name
+    try:
+        found = session.catalog.getTable(given)
+    except Exception:  # py4j / analysis errors: keep the spelling given
+        return given
+    namespace = list(getattr(found, "namespace", None) or [])
+    if getattr(found, "isTemporary", False) or not namespace:
+        return str(found.name)
+    return ".".join([*map(str, namespace), str(found.name)])

@@ -133,6 +133,73 @@ def test_a_parquet_folder_is_connected_released_from_and_reconnected(env: Path) 
     assert active(changed).engine is None
 
 
+def test_a_file_rewritten_after_connect_is_not_released_and_nothing_is_spent(env: Path) -> None:
+    """Connect a file, set its budget, rewrite it (the same size, other ages): the release is refused with
+    what to do, and the ledger is as it was (issue 25, item 9: it spent the old identity's budget)."""
+    df = people()
+    path = env / "visits.csv"
+    df.to_csv(path, index=False)
+    at = new_session()
+    connect(at, FILES, path=str(path))
+    save_facts(at, bounds={"age": {"lower": 0, "upper": 100}}, id_column="person_id", c=3)
+    set_budget(at)
+    identity = active(at).identity
+    ledger = Ledger()
+    record = ledger.find_dataset(identity)
+    assert record is not None and ledger.status(record).entries == 0
+    text = path.read_text()
+    rewritten = text.replace(",north", ",south", 50)
+    assert len(rewritten) == len(text) and rewritten != text
+    path.write_text(rewritten)
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key="release_kind").set_value("Sum").run()
+    at.button(key="release_button").click().run()
+    at.button(key="release_confirm").click().run()
+    assert not at.exception
+    errors = plain(" ".join(e.value for e in at.error))
+    assert "Not released" in errors and "changed since it was connected" in errors
+    assert "connect it again" in errors
+    assert ledger.status(record).entries == 0 and not ledger.published(record)
+    assert "release_last" not in at.session_state
+
+
+def _draw_rewrite_record(path: str) -> None:
+    import streamlit as st
+
+    from dpdash import Laplace
+    from dpdash.accounting import Budget
+    from dpdash.engines import SourceSpec
+    from dpdash.errors import DPDashError
+    from dpdash.queries import Count
+    from ui import state
+
+    spec = SourceSpec(kind="files", path=path)
+    table = state.use_connection(spec, spec.open())
+    record = state.ledger().add_dataset(name="visits", fingerprint=table.identity, budget=Budget(epsilon=1.0))
+    drawn = state.draw_release(table, Count(), Laplace, epsilon=0.1, delta=None, confidence=0.95,
+                               postprocess=[])  # fmt: skip
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("1,50,north\n")  # a row more, after the draw
+    try:
+        state.record_release(table, record, drawn, "after-a-rewrite")
+    except DPDashError as error:
+        st.session_state["refused"] = str(error)
+
+
+def test_a_file_rewritten_between_the_draw_and_the_record_spends_nothing(env: Path) -> None:
+    """The spend checks the files again: one rewritten after the values were drawn (and before they are
+    shown) is refused, nothing recorded (issue 25, item 9)."""
+    path = env / "visits.csv"
+    people().to_csv(path, index=False)
+    at = AppTest.from_function(_draw_rewrite_record, args=(str(path),), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "changed since it was connected" in at.session_state["refused"]
+    ledger = Ledger()
+    (record,) = ledger.datasets()
+    assert ledger.status(record).entries == 0
+
+
 def test_a_bad_connection_says_what_is_wrong_and_keeps_the_table(env: Path) -> None:
     at = new_session()
     before = active(at).identity

@@ -567,6 +567,81 @@ def test_an_owner_of_one_table_only_declares_facts_but_cannot_load_new_tables(
     assert "secret-row" in everything_shown(at)  # the owner of this table sees its rows
 
 
+def test_the_identity_the_data_page_shows_is_the_one_a_fingerprint_rule_matches(
+    served: dict[str, object]
+) -> None:
+    """Copied whole from the Data page into a rule, the identity gives that rule's person the table
+    (issue 25, item 5: the page showed 19 characters of another fingerprint)."""
+    shown = [code.value for code in as_person("ann@example.org", script=str(ROOT / "pages" / "data.py")).code]
+    assert shown == [served["identity"]]
+    roles = Path(str(served["roles"]))
+    roles.write_text(ROLES + f'\n[[datasets]]\nfingerprint = "{shown[0]}"\n'
+                     'users = { "dora@example.org" = "owner" }\n', encoding="utf-8")  # fmt: skip
+    at = as_person("dora@example.org", script=str(ROOT / "pages" / "data.py"))
+    assert not at.error, [e.value for e in at.error]
+    assert "secret-row" in everything_shown(at)  # the rule took effect: dora owns this table
+
+
+@pytest.mark.parametrize("rule", ["real path", "file name"])
+def test_no_spelling_of_a_closed_file_connects_it(
+    rule: str, served: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule naming one file (by its path or its file name) makes bob, an owner elsewhere, an analyst on
+    it: the file, a bracket glob, a star glob, its folder and a link to it are all refused to him; ann
+    connects it (issue 25, item 4: the rule matched the typed spelling only)."""
+    from tests.app.test_data_connect import FILES, connect
+
+    folder = tmp_path / "visits"
+    folder.mkdir()
+    survey().to_parquet(folder / "visits.parquet", index=False)
+    (tmp_path / "link.parquet").symlink_to(folder / "visits.parquet")
+    named = os.path.realpath(folder / "visits.parquet") if rule == "real path" else "visits.parquet"
+    roles = Path(str(served["roles"]))
+    roles.write_text(ROLES.replace('"bob@example.org" = "analyst"', '"bob@example.org" = "owner"')
+                     + f'\n[[datasets]]\nname = "{named}"\nusers = {{ "bob@example.org" = "analyst" }}\n',
+                     encoding="utf-8")  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    for spelling in (f"{folder}/visits.parquet", f"{folder}/visits.parque[t]", f"{folder}/*.parquet",
+                     str(folder), "visits/../visits/visits.parquet", "link.parquet"):  # fmt: skip
+        at = as_person("bob@example.org", script=str(ROOT / "pages" / "data.py"))
+        connect(at, FILES, path=spelling)
+        errors = " ".join(e.value for e in at.error).replace("\\", "")
+        assert "Not connected" in errors and "is an analyst on" in errors, (spelling, errors)
+        assert "dpdash_dataset" not in at.session_state or at.session_state["dpdash_dataset"].engine is None
+    assert [t.identity for t in Workspace(tmp_path / "workspace").tables()] == [served["identity"]]
+    at = as_person("ann@example.org", script=str(ROOT / "pages" / "data.py"))
+    connect(at, FILES, path=f"{folder}/*.parquet")
+    assert not at.error and at.session_state["dpdash_dataset"].engine is not None
+
+
+def test_a_file_closed_by_name_stays_closed_to_an_analyst_whatever_spelling_connected_it(
+    served: dict[str, object], tmp_path: Path
+) -> None:
+    """ann connects a closed file through a glob; bob, an analyst at the top level, is not given it (the
+    rule names the file by its path; the glob was the table's name) (issue 25, item 4)."""
+    from tests.app.test_data_connect import FILES, connect
+
+    folder = tmp_path / "visits"
+    folder.mkdir()
+    survey().to_parquet(folder / "visits.parquet", index=False)
+    roles = Path(str(served["roles"]))
+    rule = f'name = "{os.path.realpath(folder / "visits.parquet")}"\ndefault = "none"\n'
+    roles.write_text(ROLES + f'\n[[datasets]]\n{rule}users = {{ "ann@example.org" = "owner" }}\n',
+                     encoding="utf-8")  # fmt: skip
+    at = as_person("ann@example.org", script=str(ROOT / "pages" / "data.py"))
+    connect(at, FILES, path=f"{folder}/*.parque[t]")
+    connected = at.session_state["dpdash_dataset"]
+    assert not at.error and connected.engine is not None and connected.name == "*.parque[t]"
+    assert Workspace(tmp_path / "workspace").active_identity() == connected.identity
+    bob = as_person("bob@example.org")
+    assert bob.session_state["dpdash_dataset"].identity == served["identity"]  # the survey, not the file
+    assert "secret-row" not in everything_shown(bob)
+    Ledger(tmp_path / "ledger.sqlite").add_dataset(name="clinic visits", fingerprint=connected.identity,
+                                                   budget=Budget(epsilon=1.0))  # fmt: skip
+    listed = everything_shown(as_person("bob@example.org", script=str(ROOT / "pages" / "datasets.py")))
+    assert "survey" in listed and "clinic visits" not in listed  # its budget is not his to see either
+
+
 def test_an_edited_roles_file_counts_from_the_next_run(served: dict[str, object]) -> None:
     at = as_person("bob@example.org")
     at.switch_page("pages/release.py").run()

@@ -111,7 +111,8 @@ def test_the_password_never_shows(server: PostgresServer) -> None:
     try:
         for text in (source.description, source.location, redact(url)):
             assert "p@ss" not in text and "w%rd" not in text and "p%40ss" not in text
-        assert source.location == f"postgresql://{READER}@127.0.0.1:{server.port}/postgres#small"
+        assert source.location.startswith("postgresql://system-")  # the server as it says, not the URL
+        assert source.location.endswith("/postgres#public.small")
         assert source.row_count() == 50
     finally:
         source.close()
@@ -151,3 +152,31 @@ def test_the_fingerprint_has_no_password_and_follows_the_table(server: PostgresS
     server.execute('INSERT INTO "fp" SELECT * FROM "fp" LIMIT 1')
     assert one.fingerprint() != first  # a row more: schema and row count come from the engine
     one.close(), other.close()
+
+
+def test_every_spelling_of_a_table_is_one_identity(server: PostgresServer) -> None:
+    """``visits``, ``public.visits`` and ``.visits``, through any user, are one table: one location and
+    fingerprint, resolved by the database, and the names a roles rule matches; a table of that name in
+    another schema is another (issue 25, item 4)."""
+    server.load(table(9, rows=30), "visits")
+    server.execute("CREATE SCHEMA IF NOT EXISTS other")
+    server.execute("DROP TABLE IF EXISTS other.visits")
+    server.execute("CREATE TABLE other.visits AS SELECT * FROM public.visits")
+    server.execute(f'GRANT USAGE ON SCHEMA other TO "{READER}"; GRANT SELECT ON other.visits TO "{READER}"')
+    sources = [open_postgres(server.url(READER, PASSWORD), spelling) for spelling in
+               ("visits", "public.visits", ".visits")]  # fmt: skip
+    server.execute("DROP ROLE IF EXISTS second_reader")
+    server.execute("CREATE ROLE second_reader LOGIN PASSWORD 'x'")
+    server.execute("GRANT SELECT ON public.visits TO second_reader")
+    sources.append(open_postgres(server.url("second_reader", "x"), "visits"))  # another user: the same table
+    try:
+        (location,) = {s.location for s in sources}
+        assert location.endswith("/postgres#public.visits") and READER not in location, location
+        assert len({s.fingerprint() for s in sources}) == 1
+        assert {s.names for s in sources} == {("public.visits", "visits")}
+        other = open_postgres(server.url(READER, PASSWORD), "other.visits")
+        assert other.location != location and other.names == ("other.visits", "visits")
+        other.close()
+    finally:
+        for source in sources:
+            source.close()

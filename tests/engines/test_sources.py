@@ -156,7 +156,7 @@ def test_the_fingerprint_follows_the_files_not_a_second_read(df: pd.DataFrame, t
     write_parts(df, tmp_path / "data")
     first = open_files(tmp_path / "data").fingerprint()
     assert open_files(tmp_path / "data").fingerprint() == first  # the same files: the same dataset
-    assert open_files(str(tmp_path / "data" / "part-*.parquet")).fingerprint() != first  # another location
+    assert open_files(str(tmp_path / "data" / "part-*.parquet")).fingerprint() == first  # the same files
     part = tmp_path / "data" / "part-1.parquet"
     stat = part.stat()
     os.utime(part, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # rewritten, same bytes
@@ -172,3 +172,73 @@ def test_the_fingerprint_follows_the_files_not_a_second_read(df: pd.DataFrame, t
     a, b = open_duckdb(path, "a"), open_duckdb(path, "b")
     assert a.fingerprint() != b.fingerprint()  # another table of the same file
     a.close(), b.close()
+
+
+def test_every_spelling_of_the_same_file_is_one_identity(
+    df: pd.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file, a bracket glob, a star glob, its folder, a relative path and a link to it read the same data:
+    one location, one fingerprint, the same names for roles (issue 25, item 4)."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    df.to_parquet(folder / "visits.parquet", index=False)
+    (tmp_path / "link.parquet").symlink_to(folder / "visits.parquet")
+    monkeypatch.chdir(tmp_path)
+    spellings = [folder / "visits.parquet", f"{folder}/visits.parque[t]", f"{folder}/*.parquet", folder,
+                 f"{folder}/", "data/visits.parquet", "./data/../data/visits.parquet",
+                 "link.parquet"]  # fmt: skip
+    sources = [open_files(spelling) for spelling in spellings]
+    real = os.path.realpath(folder / "visits.parquet")
+    assert {s.location for s in sources} == {f"parquet:{real}"}
+    assert {s.fingerprint() for s in sources} == {sources[0].fingerprint()}
+    assert {s.names for s in sources} == {(real, "visits.parquet")}
+    for source in sources:
+        source.close()
+
+
+@pytest.mark.parametrize("how", ["rewritten", "replaced", "times put back", "removed"])
+def test_a_file_changed_after_it_was_opened_is_not_released_from(
+    df: pd.DataFrame, tmp_path: Path, how: str
+) -> None:
+    """Rewritten in place (same size), replaced by another file, rewritten with its times put back, or
+    removed: the release is refused before anything is drawn (issue 25, item 9)."""
+    from dpdash.engines import SourceChangedError
+    from dpdash.queries import Count
+    from dpdash.release import release
+
+    path = tmp_path / "visits.csv"
+    df.to_csv(path, index=False)
+    source = open_files(path)
+    identity = source.fingerprint()
+    assert release(Count(), "geometric", source, epsilon=1.0, identity=identity).dataset_identity == identity
+    before = path.stat()
+    text = path.read_text()
+    other = text.replace(",1", ",2", 1)
+    assert len(other) == len(text) and other != text
+    if how == "replaced":
+        (tmp_path / "new.csv").write_text(other)
+        os.replace(tmp_path / "new.csv", path)
+    elif how == "removed":
+        path.unlink()
+    else:
+        path.write_text(other)
+    if how == "times put back":
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(SourceChangedError, match=r"changed since it was connected.*connect it again"):
+        release(Count(), "geometric", source, epsilon=1.0, identity=identity)
+    source.close()
+
+
+def test_a_release_spends_only_the_identity_of_what_it_read(df: pd.DataFrame, tmp_path: Path) -> None:
+    """Given the identity of another table (a source opened again after its file changed), the release is
+    refused: its answer would spend a budget kept for other data (issue 25, item 9)."""
+    from dpdash.engines import SourceChangedError
+    from dpdash.queries import Count
+    from dpdash.release import release
+
+    path = tmp_path / "visits.parquet"
+    df.to_parquet(path, index=False)
+    identity = open_files(path).fingerprint()
+    df.iloc[:-1].to_parquet(path, index=False)
+    with pytest.raises(SourceChangedError, match="changed since it was connected"):
+        release(Count(), "geometric", open_files(path), epsilon=1.0, identity=identity)

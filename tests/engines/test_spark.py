@@ -105,3 +105,16 @@ def test_unknown_table_and_the_session_left_running(spark: Any) -> None:
     assert source.location == "spark:local[2]#kept" and INCOME in source.schema()
     source.close()
     assert spark.sql("SELECT 1").collect()[0][0] == 1  # close() did not stop the shared session
+
+
+def test_every_spelling_of_a_catalog_table_is_one_identity(spark: Any) -> None:
+    """``visits`` and ``default.visits`` are one table of the catalog: one location and fingerprint, and
+    the names a roles rule matches (issue 25, item 4)."""
+    view(spark, table(8, rows=20), "visits_rows")
+    spark.sql("DROP TABLE IF EXISTS default.visits")
+    spark.sql("CREATE TABLE default.visits USING parquet AS SELECT * FROM visits_rows")
+    sources = [open_spark(spelling, session=spark) for spelling in ("visits", "default.visits")]
+    assert len({s.location for s in sources}) == 1 and sources[0].location.endswith("default.visits")
+    assert len({s.fingerprint() for s in sources}) == 1
+    assert {s.names for s in sources} == {("default.visits", "visits")}
+    spark.sql("DROP TABLE default.visits")
