@@ -323,7 +323,7 @@ def restore(stored: StoredTable) -> ActiveTable:
         except DPDashError as error:
             raise DPDashError(
                 f"{stored.name!r} could not be opened again ({error}): connect it again on the Data page "
-                "(a PostgreSQL password is never kept; give it again, or keep it in a ~/.pgpass file)"
+                "(a PostgreSQL password is never kept: give it again)"
             ) from None
         if source.fingerprint() != stored.identity:
             source.close()
