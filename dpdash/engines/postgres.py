@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
+from dpdash.engines.limits import SourceLimits
 from dpdash.engines.pg_guard import libpq_options, refuse_ledger_server, refuse_ledger_tables, resolve
 from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError
@@ -88,6 +89,11 @@ def open_postgres(
         raise ParameterError(f"no table {table!r} in {shown} (tables: {listed})")
     raw = backend.table(name, database=schema or None)
     described = f"table {table!r} of PostgreSQL {shown}"
+    try:
+        SourceLimits().check_columns(len(raw.columns), described)
+    except ParameterError:
+        backend.disconnect()
+        raise
     return Source(_code_point_strings(backend, raw, schema, name), backend, described, f"{shown}#{table}")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpdash.engines.limits import SourceLimits
 from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError
 
@@ -57,4 +58,6 @@ def open_spark(table: str, *, master: str | None = None, session: Any = None) ->
         listed = ", ".join(repr(n) for n in names[:20]) or "none"
         raise ParameterError(f"no table {table!r} in Spark ({shown}) (tables: {listed})")
     expr = backend.table(name, database=database or None)
-    return Source(expr, backend, f"table {table!r} of Spark ({shown})", f"spark:{shown}#{table}", owned=False)
+    described = f"table {table!r} of Spark ({shown})"
+    SourceLimits().check_columns(len(expr.columns), described)
+    return Source(expr, backend, described, f"spark:{shown}#{table}", owned=False)
