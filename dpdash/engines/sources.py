@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -123,8 +124,8 @@ def open_files(
     limits = limits or SourceLimits()
     started = time.monotonic()
     paths, kind = _expand(str(path), format, limits)
-    if kind == "parquet":
-        limits.check_columns(_parquet_columns(paths[0]), repr(paths[0]))
+    first = _parquet_columns(paths[0]) if kind == "parquet" else _csv_columns(paths[0])
+    limits.check_columns(first, repr(paths[0]))
     backend = connect(config)
     left = max(0.0, limits.seconds - (time.monotonic() - started))
     late = threading.Event()
@@ -193,6 +194,19 @@ def _expand(path: str, format: str | None, limits: SourceLimits) -> tuple[list[s
             f"{sorted({Path(p).suffix or '(none)' for p in found})}"
         )
     return found, kinds.pop()
+
+
+def _csv_columns(path: str) -> int:
+    """At most how many columns a CSV file's header has (its fields under the separator that splits it the
+    most, quoted text left out), counted on its first MB before DuckDB's sniffer builds a column for each;
+    0 when it cannot be read (DuckDB then says why)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(1_000_000)
+    except OSError:
+        return 0
+    header = re.sub(rb'"[^"]*"', b"", head.lstrip(b"\r\n").split(b"\n", 1)[0])
+    return 1 + max(header.count(separator) for separator in (b",", b";", b"\t", b"|"))
 
 
 def _parquet_columns(path: str) -> int:
