@@ -182,6 +182,19 @@ def test_a_ledger_through_a_unix_socket_refuses_this_machines_port(
     assert fake.passwords == ["typed"]
 
 
+def test_a_ledger_named_by_a_service_in_its_url_is_found(
+    fake: FakeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _clean_env(monkeypatch)
+    services = tmp_path / "pg_service.conf"
+    services.write_text(f"[ledger]\nhost=localhost\nport={fake.port}\ndbname=ledger\n")
+    monkeypatch.setenv("PGSERVICEFILE", str(services))
+    monkeypatch.setenv("DPDASH_LEDGER", "postgresql:///?service=ledger")
+    with pytest.raises(ParameterError, match="server of this dpdash's budget ledger"):
+        open_postgres(fake.url(), "visits", password="typed")
+    assert fake.connections == 0
+
+
 def test_the_ledgers_own_database_is_refused(
     postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
