@@ -149,8 +149,9 @@ if kept is not None and kept.example is None:
         "ledger."
         if kept.connection is None
         else f"Where it lives and its facts are kept in the workspace ({md(str(workspace().path))}), never a "
-        "password, so a reload or a restart connects it again (PostgreSQL: with a ~/.pgpass file, or give "
-        "the password again). Forgetting it deletes that record; its budget history stays in the ledger."
+        "password, so a reload or a restart connects it again (PostgreSQL: give the password again; a "
+        "source never takes one from this server's environment or files). Forgetting it deletes that "
+        "record; its budget history stays in the ledger."
     )
     if right.button("Forget this table", key="data_forget", width="stretch"):
         forget(table)

@@ -324,7 +324,7 @@ def restore(stored: StoredTable) -> ActiveTable:
         except DPDashError as error:
             raise DPDashError(
                 f"{stored.name!r} could not be opened again ({error}): connect it again on the Data page "
-                "(a PostgreSQL password is never kept; give it again, or keep it in a ~/.pgpass file)"
+                "(a PostgreSQL password is never kept: give it again)"
             ) from None
         try:  # the roles of what it reads now (a rule may name one of its files)
             persist = check(_ref(stored.identity, stored.name, source.names), Action.OPEN) is Role.OWNER

@@ -11,6 +11,7 @@ the engine. Per-person truncation follows the same order-free rule as pandas
   ``open_postgres("postgresql://user@host/db", "visits")``: a PostgreSQL table (read only; the password is
   never kept); ``open_spark("visits", session=spark)``: a Spark table or view (or
   ``open_spark("visits", master="spark://host:7077")``). ``Source.schema()``, ``row_count()``, ``head()``.
+  ``SourceLimits``: the most files, folder levels, columns and seconds a connect may take.
 - ``SourceSpec(kind=..., ...)``: where a connected table lives, password-free (what the app's Connect
   section and the workspace keep); ``spec.open(password=...)`` opens it.
 - ``evaluate(query, source)``: the ``Evaluation`` (true answer, pieces, utilities, NOT PRIVATE
@@ -28,6 +29,7 @@ True
 
 from dpdash.engines.connection import DEFAULT_MEMORY_LIMIT, EngineConfig
 from dpdash.engines.evaluate import COMPILED, evaluate
+from dpdash.engines.limits import SourceLimits
 from dpdash.engines.postgres import open_postgres
 from dpdash.engines.sources import Source, SourceChangedError, open_duckdb, open_files, open_frame
 from dpdash.engines.spark import open_spark, spark_session
@@ -39,6 +41,7 @@ __all__ = [
     "EngineConfig",
     "Source",
     "SourceChangedError",
+    "SourceLimits",
     "SourceSpec",
     "evaluate",
     "open_duckdb",

@@ -3,14 +3,19 @@
 The connection is read only (``default_transaction_read_only``). Text columns are read with the "C"
 collation, so that comparisons and orderings of strings go by code point, as in pandas and DuckDB,
 whatever the database's own collation. The password (in the URL, or given apart) is used to connect and
-nowhere else: not in the source's description or location, not in any message.
+nowhere else: not in the source's description or location, not in any message. Nothing else is used to
+connect: no password, password file, service file, client certificate or Kerberos ticket of the server's
+own (``pg_guard``); the ledger's own server, and any schema holding a dpdash ledger, are refused.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
+from dpdash.engines.limits import SourceLimits
+from dpdash.engines.pg_guard import libpq_options, refuse_ledger_server, refuse_ledger_tables, resolve
 from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError
 
@@ -28,10 +33,15 @@ def redact(url: str) -> str:
     return f"{parts.scheme}://{user}{host}{port}{parts.path}"
 
 
-def open_postgres(url: str, table: str, *, password: str | None = None, config: Any = None) -> Source:
+def open_postgres(
+    url: str, table: str, *, password: str | None = None, config: Any = None, ledger: str | Path | None = None
+) -> Source:
     """A table (``table`` or ``schema.table``) of the PostgreSQL database at ``url``
-    (``postgresql://user[:password]@host[:port]/database``; ``password`` given apart wins over the URL's).
-    ``config`` is accepted for symmetry with the other sources; PostgreSQL runs with its own settings."""
+    (``postgresql://user[:password]@host[:port]/database``; ``password`` given apart wins over the URL's;
+    no password: none is sent, whatever ``PGPASSWORD`` or ``~/.pgpass`` say). ``ledger``: the budget
+    ledger's location, whose PostgreSQL server is refused as a source (default: the one ``Ledger()`` opens,
+    ``$DPDASH_LEDGER``). ``config`` is accepted for symmetry with the other sources; PostgreSQL runs with
+    its own settings."""
     import ibis
 
     parts = _split(url)
@@ -40,14 +50,26 @@ def open_postgres(url: str, table: str, *, password: str | None = None, config: 
     schema, _, name = table.rpartition(".")
     if not name:
         raise ParameterError(f"give a table name (or schema.table), got {table!r}")
+    host, port = parts.hostname or "localhost", parts.port or 5432
+    if "," in host:
+        raise ParameterError(f"give one host in the PostgreSQL URL, got {host!r}")
+    options = libpq_options(secret)
+    if ledger is None:
+        from dpdash.accounting.ledger import default_ledger_location
+
+        ledger = default_ledger_location()
+    addresses = resolve(host, port)
+    refuse_ledger_server(addresses, host, port, ledger)
+    if addresses:  # the address checked is the one connected to (no second look-up)
+        options["hostaddr"] = addresses[0]
     try:
         backend = ibis.postgres.connect(
-            host=parts.hostname or "localhost",
-            port=parts.port or 5432,
+            host=host,
+            port=port,
             user=unquote(parts.username or ""),
-            password=secret or None,
-            database=unquote(parts.path.lstrip("/")) or None,
+            database=unquote(parts.path.lstrip("/")),
             options="-c default_transaction_read_only=on",
+            **options,
         )
     except Exception as error:  # psycopg's own exception types
         raise ParameterError(f"could not connect to {shown}: {_scrub(error, secret)}") from None
@@ -56,6 +78,11 @@ def open_postgres(url: str, table: str, *, password: str | None = None, config: 
     except Exception as error:
         backend.disconnect()
         raise ParameterError(f"could not list the tables of {shown}: {_scrub(error, secret)}") from None
+    try:
+        refuse_ledger_tables(names, f"schema {schema!r} of {shown}" if schema else shown)
+    except ParameterError:
+        backend.disconnect()
+        raise
     if name not in names:
         backend.disconnect()
         listed = ", ".join(repr(n) for n in names[:20]) or "none"
@@ -67,6 +94,11 @@ def open_postgres(url: str, table: str, *, password: str | None = None, config: 
         raise ParameterError(f"could not find {table!r} in {shown}: {_scrub(error, secret)}") from None
     raw = backend.table(name, database=schema)
     described = f"table {table!r} of PostgreSQL {shown}"
+    try:
+        SourceLimits().check_columns(len(raw.columns), described)
+    except ParameterError:
+        backend.disconnect()
+        raise
     qualified = f"{schema}.{name}"
     # The identity is the table the database resolved, on its server and database: not the user who
     # connected, nor how the table was spelled (visits, public.visits and .visits are one table).

@@ -4,10 +4,12 @@ and row count come from the engine (nothing but aggregates is read back)."""
 
 from __future__ import annotations
 
-import glob as globbing
 import hashlib
 import json
 import os
+import re
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ from typing import Any
 import pandas as pd
 
 from dpdash.engines.connection import EngineConfig, connect
+from dpdash.engines.limits import SourceLimits
+from dpdash.engines.walk import find_files
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 
 __all__ = ["Source", "SourceChangedError", "open_duckdb", "open_files", "open_frame"]
@@ -150,52 +154,86 @@ def open_frame(df: pd.DataFrame, config: EngineConfig | None = None) -> Source:
     return Source(ibis.memtable(df), connect(config), f"a DataFrame of {len(df)} rows", "dataframe")
 
 
-def open_files(path: str | Path, *, format: str | None = None, config: EngineConfig | None = None) -> Source:
+def open_files(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    config: EngineConfig | None = None,
+    limits: SourceLimits | None = None,
+) -> Source:
     """Parquet or CSV: one file, a folder of them (every ``*.parquet``/``*.csv`` inside, recursively),
     or a glob such as ``data/2026-*.parquet``. ``format``: ``"parquet"`` or ``"csv"`` (default: from
-    the file names). Read in place by DuckDB's built-in readers."""
-    paths, kind = _expand(str(path), format)
+    the file names). Read in place by DuckDB's built-in readers. ``limits``: how many files, folder
+    levels, columns and seconds finding and opening them may take (default ``SourceLimits()``); past one,
+    a ``ParameterError`` says which, and nothing is opened."""
+    limits = limits or SourceLimits()
+    started = time.monotonic()
+    paths, kind = _expand(str(path), format, limits)
+    first = _parquet_columns(paths[0]) if kind == "parquet" else _csv_columns(paths[0])
+    limits.check_columns(first, repr(paths[0]))
     backend = connect(config)
+    left = max(0.0, limits.seconds - (time.monotonic() - started))
+    late = threading.Event()
+    timer = threading.Timer(left, lambda: (late.set(), backend.con.interrupt()))
+    timer.start()
     try:
         table = backend.read_parquet(paths) if kind == "parquet" else backend.read_csv(paths)
     except Exception as error:  # duckdb's own exception types
+        timer.cancel()
+        backend.disconnect()
+        if late.is_set():
+            limits.refuse_time(str(path), f"reading the {kind} schema of")
         raise ParameterError(f"could not read {str(path)!r} as {kind}: {error}") from None
+    timer.cancel()
+    timer.join()
     described = f"{kind} {str(path)!r} ({len(paths)} file{'s' * (len(paths) != 1)})"
+    try:
+        if late.is_set():
+            limits.refuse_time(str(path), f"reading the {kind} schema of")
+        limits.check_columns(len(table.columns), described)
+    except ParameterError:
+        backend.disconnect()
+        raise
     # Identity from what is read: the resolved files, however the path, folder or glob was spelled.
     location = f"{kind}:{paths[0]}" if len(paths) == 1 else f"{kind}:{json.dumps(paths, ensure_ascii=False)}"
     names = tuple(dict.fromkeys([*paths, *(Path(p).name for p in paths)]))
     return Source(table, backend, described, location, files=tuple(paths), names=names)
 
 
-def open_duckdb(path: str | Path, table: str, *, config: EngineConfig | None = None) -> Source:
-    """A table (or view) in a DuckDB database file, opened read only."""
+def open_duckdb(
+    path: str | Path, table: str, *, config: EngineConfig | None = None, limits: SourceLimits | None = None
+) -> Source:
+    """A table (or view) in a DuckDB database file, opened read only (at most ``limits.columns`` columns)."""
     if not Path(path).is_file():
         raise ParameterError(f"no DuckDB database file at {str(path)!r}")
     backend = connect(config, path, read_only=True)
     names = backend.list_tables()
     if table not in names:
         shown = ", ".join(repr(n) for n in names[:20]) or "none"
+        backend.disconnect()
         raise ParameterError(f"no table {table!r} in {str(path)!r} (tables: {shown})")
     described = f"table {table!r} of DuckDB file {str(path)!r}"
     real = os.path.realpath(path)
     location = f"duckdb:{real}#{table}"
-    return Source(backend.table(table), backend, described, location, files=(real,), names=(table,))
+    expr = backend.table(table)
+    try:
+        (limits or SourceLimits()).check_columns(len(expr.columns), described)
+    except ParameterError:
+        backend.disconnect()
+        raise
+    return Source(expr, backend, described, location, files=(real,), names=(table,))
 
 
-def _expand(path: str, format: str | None) -> tuple[list[str], str]:
+def _expand(path: str, format: str | None, limits: SourceLimits) -> tuple[list[str], str]:
     if format is not None and format not in ("parquet", "csv"):
         raise ParameterError(f"format must be 'parquet' or 'csv', got format={format!r}")
     if "://" in path:
         raise ParameterError(f"only local files are read, got {path!r}")
-    target = Path(path)
-    if target.is_dir():
-        found = sorted(str(p) for p in target.rglob("*") if p.is_file() and p.suffix.lower() in _READERS)
-        if format is not None:
-            found = [p for p in found if _READERS[Path(p).suffix.lower()] == format]
-    elif target.is_file():
+    if Path(path).is_file():
         found = [path]
     else:
-        found = sorted(p for p in globbing.glob(path, recursive=True) if Path(p).is_file())
+        readable = {s for s, kind in _READERS.items() if format in (None, kind)}
+        found = find_files(path, limits, keep=lambda name: Path(name).suffix.lower() in readable)
     if not found:
         raise ParameterError(f"no Parquet or CSV file at {path!r}")
     kinds = {format or _READERS.get(Path(p).suffix.lower()) for p in found}
@@ -205,3 +243,26 @@ def _expand(path: str, format: str | None) -> tuple[list[str], str]:
             f"{sorted({Path(p).suffix or '(none)' for p in found})}"
         )
     return sorted({os.path.realpath(p) for p in found}), kinds.pop()  # one file, whatever spelling reached it
+
+
+def _csv_columns(path: str) -> int:
+    """At most how many columns a CSV file's header has (its fields under the separator that splits it the
+    most, quoted text left out), counted on its first MB before DuckDB's sniffer builds a column for each;
+    0 when it cannot be read (DuckDB then says why)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(1_000_000)
+    except OSError:
+        return 0
+    header = re.sub(rb'"[^"]*"', b"", head.lstrip(b"\r\n").split(b"\n", 1)[0])
+    return 1 + max(header.count(separator) for separator in (b",", b";", b"\t", b"|"))
+
+
+def _parquet_columns(path: str) -> int:
+    """The columns in a Parquet file's footer (0 when it cannot be read: DuckDB then says why)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path).metadata.num_columns
+    except Exception:  # pyarrow's own exception types, or an OSError
+        return 0

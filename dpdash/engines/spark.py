@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpdash.engines.limits import SourceLimits
 from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError
 
@@ -57,10 +58,11 @@ def open_spark(table: str, *, master: str | None = None, session: Any = None) ->
         listed = ", ".join(repr(n) for n in names[:20]) or "none"
         raise ParameterError(f"no table {table!r} in Spark ({shown}) (tables: {listed})")
     expr = backend.table(name, database=database or None)
+    described = f"table {table!r} of Spark ({shown})"
+    SourceLimits().check_columns(len(expr.columns), described)
     qualified = _resolve(session, database, name)
     names = tuple(dict.fromkeys((qualified, name)))
-    return Source(expr, backend, f"table {table!r} of Spark ({shown})", f"spark:{shown}#{qualified}",
-                  owned=False, names=names)  # fmt: skip
+    return Source(expr, backend, described, f"spark:{shown}#{qualified}", owned=False, names=names)
 
 
 def _resolve(session: Any, database: str, name: str) -> str:

@@ -214,6 +214,22 @@ def test_a_bad_connection_says_what_is_wrong_and_keeps_the_table(env: Path) -> N
     assert active(at).identity == before and not at.exception
 
 
+def test_a_connect_past_a_limit_says_which_and_keeps_the_table(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: too many files (the cap lowered to 1 for the test) is refused on the page, nothing loaded."""
+    from dpdash.engines import SourceLimits, sources
+
+    monkeypatch.setattr(sources, "SourceLimits", lambda: SourceLimits(files=1))
+    at = new_session()
+    before = active(at).identity
+    connect(at, FILES, path=str(write_folder(env / "parts", people())))
+    (error,) = at.error
+    assert "Not connected:" in plain(error.value) and "more than 1 file," in plain(error.value)
+    assert "narrower folder or glob" in plain(error.value)
+    assert active(at).identity == before and active(at).engine is None
+
+
 def test_a_duckdb_file_with_a_hostile_table_name(env: Path) -> None:
     df = people(3, rows=300)
     path = env / "warehouse.duckdb"
