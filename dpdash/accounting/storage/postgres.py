@@ -23,7 +23,8 @@ entry committed before it, so the check of the budget and the insert of the entr
 one history; spends on different datasets run side by side. Changes of which datasets, versions and
 statements exist (registering, linking, importing) also take one transaction-level advisory lock. Reads
 are REPEATABLE READ, READ ONLY: one snapshot, never waiting. ``timeout`` bounds the wait for a lock
-(``lock_timeout``) and for connecting.
+(``lock_timeout``) and for connecting. Every connection sets ``synchronous_commit = on``: a spend is
+acknowledged only once it is in the server's write-ahead log, whatever the server's or database's default.
 
 What the SQLite ledger's file safety (``ledger_file``) does, the server does here: there is no file, folder
 permission, marker or file lock; durability, backups and access (roles, ``pg_hba.conf``) are the server's.
@@ -197,6 +198,8 @@ class PostgresStore(Store):
             )
             milliseconds = max(1, round(self._timeout * 1000))
             self._conn.execute(f"SET lock_timeout = {milliseconds}")
+            # a spend is acknowledged only once it is in the write-ahead log, whatever the server's default
+            self._conn.execute("SET synchronous_commit = on")
         except psycopg.Error as error:
             self._conn = None
             raise LedgerError(f"cannot connect to the ledger {self.location}: {self._scrub(error)}") from None
