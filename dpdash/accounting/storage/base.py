@@ -38,6 +38,7 @@ __all__ = [
     "COLUMNS",
     "HISTORY_ROWS",
     "INDEX_SQL",
+    "PUBLIC_KEY",
     "SCHEMA_VERSION",
     "TABLE_SQL",
     "Connection",
@@ -54,6 +55,9 @@ APPLICATION = "dpdash-ledger"
 #: The ``meta`` row (schema 6) that counts the rows ever added to each history table: a JSON object
 #: ``{table: count}``, increased by a trigger in the transaction of every insert.
 HISTORY_ROWS = "history_rows"
+#: The ``meta`` row of a ledger whose private signing key is kept outside it (``postgres_setup``): its
+#: public key only.
+PUBLIC_KEY = "signing_public_key"
 
 #: The ledger's tables and their columns, in order, the same in every backend (the contract tests compare
 #: each backend's tables with this).
