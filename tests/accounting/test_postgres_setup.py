@@ -119,6 +119,13 @@ def test_the_apps_role_spends_but_cannot_erase_or_edit_history(
         assert ledger.public_key == key
         assert signed_by(json.loads(ledger.export_json(ds, user="owner"))) == key
         entries = ledger.entries(ds)
+        with Ledger(tmp_path / "p.sqlite") as partner:  # an import brings a new dataset in
+            other = partner.add_dataset(
+                name="partner", fingerprint="sha256:p", budget=Budget(1.0), accountant="basic"
+            )
+            partner.spend(other, LaplaceEvent(epsilon=0.1, sensitivity=1.0))
+            ledger.trust_key(partner.public_key, "partner")
+            assert ledger.import_json(partner.export_json(other)).added == 1
     assert len(entries) == 2
     assert_refused_edits(app)
     with Ledger(app) as ledger:  # opens (every count and trigger as it was) and spends on

@@ -353,6 +353,8 @@ class PostgresStore(Store):
             self._check_triggers(conn, version)
             if version < SCHEMA_VERSION:
                 self._upgrade(conn, version, tables)
+        # one snapshot (spends of other processes go on): the counts and the rows they counted
+        with self.reading("check the ledger's history") as conn:
             check_counts(conn, f"{self.location} (schema {schema!r})", _EDITED)
 
     def _upgrade(self, conn: _Connection, version: int, tables: set[str]) -> None:
