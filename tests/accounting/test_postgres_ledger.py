@@ -271,3 +271,18 @@ def test_a_dataset_locked_too_long_is_a_message_and_other_datasets_go_on(pg_url:
             ledger.spend("sha256:o", LaplaceEvent(epsilon=0.1, sensitivity=1.0))  # not waiting for it
             assert ledger.entries(FP) == [] and len(ledger.entries("sha256:o")) == 1
         holder.rollback()
+
+
+def test_history_added_around_the_counting_trigger_is_refused(pg_url: str) -> None:
+    with Ledger(pg_url) as ledger:
+        ds = register(ledger)
+        ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE entries DISABLE TRIGGER entries_count")
+        conn.execute(
+            "INSERT INTO entries (uid, dataset_id, created_at, query, mechanism, event) "
+            "SELECT uid || 'x', dataset_id, created_at, query, mechanism, event FROM entries"
+        )
+        conn.execute("ALTER TABLE entries ENABLE TRIGGER entries_count")
+    with pytest.raises(LedgerError, match=r"history rows it never counted \(entries: 1 added, 2 held\)"):
+        Ledger(pg_url)

@@ -227,3 +227,28 @@ def test_the_command_says_what_it_did_or_what_is_wrong(
     assert main([admin, "--app-role", APP, "--key-file", key_file]) == 0
     out, err = capsys.readouterr()
     assert f"DPDASH_SIGNING_KEY_FILE={key_file}" in out and "ed25519:" in out and err == ""
+
+
+def test_an_older_ledger_is_upgraded_by_running_the_setup_again(
+    ledger_server: PostgresServer, database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app's role cannot add tables or triggers: it says to run the setup, which upgrades the ledger."""
+    admin = ledger_server.url(ADMIN, ADMIN_PASSWORD, database)
+    app = ledger_server.url(APP, APP_PASSWORD, database)
+    set_up(admin, APP, tmp_path / "ledger.key")
+    monkeypatch.setenv(KEY_FILE, str(tmp_path / "ledger.key"))
+    with Ledger(app) as ledger:
+        ds = use_everything(ledger)
+    with psycopg.connect(admin, autocommit=True) as conn:  # as a ledger of schema 5 was
+        for table in COLUMNS:
+            if table != "meta":
+                conn.execute(f"DROP TRIGGER {table}_count ON {table}")
+        conn.execute("DELETE FROM meta WHERE key = 'history_rows'")
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    with pytest.raises(LedgerError, match=r"at schema 5 and this role cannot upgrade it .*postgres_setup"):
+        Ledger(app)
+    set_up(admin, APP, tmp_path / "ledger.key")
+    with Ledger(app) as ledger:
+        ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0))
+        assert len(ledger.entries(ds)) == 3
+    assert_refused_edits(app)
