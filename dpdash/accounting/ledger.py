@@ -16,7 +16,9 @@ ids that make a release request sent again spend once, and (schema 5) the log of
 (``actions``: every write records its action, by its ``user=``, in its own transaction) and the release
 requests an analyst makes and the owner approves or declines (``release_requests``). None of it can be
 changed or deleted: the storage's triggers refuse it, so the history is append-only even for other clients
-of the database. An older ledger is upgraded when opened (new tables only).
+of the database; and (schema 6) every history table's rows are counted as they are added, so a ledger
+that lost rows (deleted with the triggers switched off) is refused when opened. An older ledger is
+upgraded when opened (new tables and triggers; nothing old changed).
 
 This module holds the rules; the storage only runs its SQL. A spend is one write transaction: it locks the
 dataset (``Store.lock_dataset``: in PostgreSQL its row, ``FOR UPDATE``; in SQLite, ``BEGIN IMMEDIATE`` has

@@ -1,8 +1,11 @@
 """Signed ledger exports: Ed25519 signatures (RFC 8032) over the export's canonical JSON.
 
-A digest anyone can recompute proves nothing about who wrote an export. Each ledger therefore holds an
-Ed25519 key pair (created with the ledger, kept in its ``meta`` table, as private as the ledger file) and
-signs every export with it. An import verifies the signature, and trusts the export's origin only if the
+A digest anyone can recompute proves nothing about who wrote an export. Each ledger therefore has an
+Ed25519 key pair and signs every export with it: created with the ledger and kept in its ``meta`` table
+(as private as the ledger file), or, for a PostgreSQL ledger set up by an administrator
+(``storage.postgres_setup``), kept outside it in a key file the app reads (``DPDASH_SIGNING_KEY_FILE``,
+``read_key_file``) while the ledger holds only the public key, so the app's database role cannot read
+the private key from any table. An import verifies the signature, and trusts the export's origin only if the
 key is the importing ledger's own or one its owner has declared trusted (``Ledger.trust_key``).
 
 Keys are written ``ed25519:<64 hex digits>`` (the 32-byte raw public key); signatures are the 64-byte
@@ -11,7 +14,9 @@ Ed25519 signature in hex, over ``canonical_json`` of the export without its ``si
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
@@ -20,9 +25,22 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from dpdash.accounting.events import canonical_json
 from dpdash.errors import LedgerError, ParameterError, ParameterTypeError
 
-__all__ = ["ALGORITHM", "new_private_key", "public_key", "sign", "signed_by", "valid_public_key"]
+__all__ = [
+    "ALGORITHM",
+    "KEY_FILE_VARIABLE",
+    "new_private_key",
+    "public_key",
+    "read_key_file",
+    "sign",
+    "signed_by",
+    "valid_public_key",
+    "write_key_file",
+]
 
 ALGORITHM = "ed25519"
+#: The environment variable naming the private key file of a ledger that keeps only its public key.
+KEY_FILE_VARIABLE = "DPDASH_SIGNING_KEY_FILE"
+_PRIVATE = re.compile(r"[0-9a-f]{64}")
 _KEY = re.compile(r"ed25519:[0-9a-f]{64}")
 _SIGNATURE = re.compile(r"[0-9a-f]{128}")
 
@@ -35,6 +53,39 @@ def new_private_key() -> str:
         serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
     )
     return raw.hex()
+
+
+def read_key_file(path: str | os.PathLike[str]) -> str:
+    """The private key (hex) in a key file written by ``write_key_file``; a ``LedgerError`` that says what
+    is wrong if it cannot be read or holds no key."""
+    try:
+        text = Path(path).read_text(encoding="ascii").strip().lower()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or "not ASCII text"
+        raise LedgerError(f"cannot read the signing key file {path} ({reason})") from None
+    if not _PRIVATE.fullmatch(text):
+        raise LedgerError(
+            f"the signing key file {path} holds no Ed25519 private key (64 hex digits, as "
+            "`python -m dpdash.accounting.storage.postgres_setup` writes it)"
+        )
+    return text
+
+
+def write_key_file(path: str | os.PathLike[str], private_hex: str) -> None:
+    """Write a private key to a new file, readable by its owner only (mode 0600); never over a file that
+    exists (a ``LedgerError``: another key would be lost)."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise LedgerError(
+            f"the signing key file {path} already exists: give the path of a new file"
+        ) from None
+    except OSError as error:
+        raise LedgerError(f"cannot write the signing key file {path} ({error.strerror})") from None
+    with os.fdopen(descriptor, "w", encoding="ascii") as file:
+        file.write(private_hex + "\n")
+        file.flush()
+        os.fsync(file.fileno())
 
 
 def _private(private_hex: str) -> Ed25519PrivateKey:

@@ -51,7 +51,15 @@ from dpdash.accounting.records import (
 from dpdash.accounting.records import now as _now
 from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import get_accountant
-from dpdash.accounting.signing import new_private_key, public_key, sign, valid_public_key
+from dpdash.accounting.signing import (
+    KEY_FILE_VARIABLE,
+    new_private_key,
+    public_key,
+    read_key_file,
+    sign,
+    valid_public_key,
+)
+from dpdash.accounting.storage.base import PUBLIC_KEY
 from dpdash.accounting.versions import (
     RecordedUnit,
     Version,
@@ -76,13 +84,29 @@ class Transfer:
     """``Ledger``'s keys, exports and imports (see the module docstring)."""
 
     # ---- keys: who signed an export -------------------------------------------------------------
-    def _signing_key(self) -> str | None:
-        """This ledger's private Ed25519 key (hex), created on first use for ledgers made before keys
-        existed; ``None`` if it has none and cannot be written."""
+    def _keys(self) -> dict[str, str]:
+        """This ledger's ``signing_key`` and ``signing_public_key`` rows in ``meta``, those it has."""
         with self._reading() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'signing_key'").fetchone()
-        if row is not None:
-            return str(row[0])
+            rows = conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('signing_key', ?)", (PUBLIC_KEY,)
+            ).fetchall()
+        return {str(key): str(value) for key, value in rows}
+
+    def _signing_key(self) -> str | None:
+        """This ledger's private Ed25519 key (hex): in its ``meta`` table, or, for a ledger that keeps only
+        its public key there (set up by an administrator, ``postgres_setup``), in the file named by
+        ``DPDASH_SIGNING_KEY_FILE``, which must hold the key of that public key. Created on first use for
+        ledgers made before keys existed; ``None`` if it has none and cannot be written.
+
+        Raises:
+            LedgerError: the ledger keeps its key outside, and the key file is not given, cannot be read,
+                or holds another key.
+        """
+        keys = self._keys()
+        if "signing_key" in keys:
+            return keys["signing_key"]
+        if PUBLIC_KEY in keys:
+            return self._key_from_file(keys[PUBLIC_KEY])
         try:
             with self._transaction("create the ledger's signing key") as conn:
                 conn.execute(
@@ -94,10 +118,31 @@ class Transfer:
             return None
         return str(row[0])
 
+    def _key_from_file(self, expected: str) -> str:
+        """The private key in ``$DPDASH_SIGNING_KEY_FILE``, checked against the ledger's public key."""
+        path = os.environ.get(KEY_FILE_VARIABLE, "").strip()
+        if not path:
+            raise LedgerError(
+                f"cannot sign for the ledger {self._where}: it keeps its signing key outside the database "
+                f"(its public key is {expected}). Set {KEY_FILE_VARIABLE} to the key file its administrator "
+                "wrote with `python -m dpdash.accounting.storage.postgres_setup`; nothing was exported."
+            )
+        private = read_key_file(path)
+        if public_key(private) != expected:
+            raise LedgerError(
+                f"the signing key file {path} holds another ledger's key (public key {public_key(private)}; "
+                f"this ledger's is {expected}). Set {KEY_FILE_VARIABLE} to this ledger's key file; nothing "
+                "was exported."
+            )
+        return private
+
     @property
     def public_key(self) -> str | None:
         """The public key (``ed25519:<hex>``) that signs this ledger's exports: give it to another
         ledger's owner, who trusts it with ``trust_key`` to import your exports as new datasets."""
+        keys = self._keys()
+        if PUBLIC_KEY in keys and "signing_key" not in keys:
+            return keys[PUBLIC_KEY]
         private = self._signing_key()
         return None if private is None else public_key(private)
 

@@ -360,7 +360,7 @@ def test_an_older_ledger_gets_the_log_when_opened(location: str | Path) -> None:
     conn = raw(location)
     error = sqlite3.DatabaseError if isinstance(location, Path) else psycopg.Error
     try:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
         for table in SCHEMA_5:
             with pytest.raises(error, match=f"append-only: {table} cannot be deleted"):
                 conn.execute(f"DELETE FROM {table}")

@@ -25,6 +25,7 @@ from dpdash.accounting import (
     GaussianEvent,
     LaplaceEvent,
     Ledger,
+    LedgerError,
     ZCDPEvent,
     fingerprint,
     get_accountant,
@@ -131,6 +132,66 @@ def test_the_history_is_append_only_for_any_client(ledger: Ledger, location: str
     finally:
         conn.close()
     assert len(ledger.entries(ds)) == 1 and ledger.unit(ds) is not None
+
+
+def _delete_behind_the_triggers(location: str | Path, table: str, where: str) -> None:
+    """What the ledger's own role (or anyone with the file) can do: switch the append-only triggers off,
+    delete history, and switch them on again."""
+    conn = raw(location)
+    try:
+        if isinstance(location, Path):
+            (sql,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE name = ?", (f"{table}_no_delete",)
+            ).fetchone()
+            conn.execute(f"DROP TRIGGER {table}_no_delete")
+            conn.execute(f"DELETE FROM {table} WHERE {where}")
+            conn.execute(sql)
+        else:
+            conn.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+            conn.execute(f"DELETE FROM {table} WHERE {where}")
+            conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
+    finally:
+        conn.close()
+
+
+def test_history_deleted_behind_the_triggers_is_noticed(ledger: Ledger, location: str | Path) -> None:
+    ds = register(ledger)
+    for _ in range(3):
+        ledger.spend(ds, LaplaceEvent(epsilon=0.3, sensitivity=1.0))
+    ledger.close()
+    _delete_behind_the_triggers(location, "entries", "id = (SELECT max(id) FROM entries)")
+    missing = r"rows of the history are missing .*entries: 3 added, 2 left.*it may have been edited"
+    with pytest.raises(LedgerError, match=missing):
+        Ledger(location)
+
+
+def test_a_schema_5_ledger_counts_its_history_from_when_it_is_opened(location: str | Path) -> None:
+    with Ledger(location) as ledger:
+        ds = register(ledger)
+        ledger.spend(ds, LaplaceEvent(epsilon=0.3, sensitivity=1.0), user="owner")
+    conn = raw(location)  # as a ledger of schema 5 was: no counts, no counting triggers
+    try:
+        for table in COLUMNS:
+            if table != "meta":
+                on = "" if isinstance(location, Path) else f" ON {table}"
+                conn.execute(f"DROP TRIGGER {table}_count{on}")
+        conn.execute("DELETE FROM meta WHERE key = 'history_rows'")
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    finally:
+        conn.close()
+    with Ledger(location) as ledger:
+        ledger.spend(ds, LaplaceEvent(epsilon=0.3, sensitivity=1.0), user="owner")
+        assert len(ledger.entries(ds)) == 2
+        logged = len(ledger.actions())
+    conn = raw(location)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
+    finally:
+        conn.close()
+    _delete_behind_the_triggers(location, "actions", "id = (SELECT min(id) FROM actions)")
+    missing = rf"rows of the history are missing .*actions: {logged} added, {logged - 1} left"
+    with pytest.raises(LedgerError, match=missing):
+        Ledger(location)
 
 
 def test_versions_units_and_statements(ledger: Ledger) -> None:

@@ -236,6 +236,29 @@ def test_the_server_killed_in_the_middle_of_a_burst_of_spends_loses_nothing_ackn
         assert ledger.spent(FP).epsilon == 1.0
 
 
+def test_a_spend_is_acknowledged_only_once_durable_whatever_the_servers_default(
+    pg_url: str, ledger_server: PostgresServer
+) -> None:
+    """Item 3 of issue 25: with ``synchronous_commit = off`` (the test cluster's, and here the database's
+    too), a COMMIT returns before its WAL is flushed, and a crash loses spends already acknowledged. The
+    ledger's own transactions run with it on."""
+    from psycopg import sql
+
+    name = pg_url.rsplit("/", 1)[1]
+    ledger_server.execute(
+        sql.SQL("ALTER DATABASE {} SET synchronous_commit = off").format(sql.Identifier(name))
+    )
+    with psycopg.connect(pg_url) as plain:
+        assert plain.execute("SHOW synchronous_commit").fetchone() == ("off",)
+    with Ledger(pg_url) as ledger:
+        register(ledger)
+        with ledger._store.transaction("spend") as conn:
+            assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+        ledger._store._conn.close()  # a connection opened again says the same
+        with ledger._store.transaction("spend") as conn:
+            assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+
+
 def test_a_dataset_locked_too_long_is_a_message_and_other_datasets_go_on(pg_url: str) -> None:
     with Ledger(pg_url) as ledger:
         register(ledger)
@@ -248,3 +271,18 @@ def test_a_dataset_locked_too_long_is_a_message_and_other_datasets_go_on(pg_url:
             ledger.spend("sha256:o", LaplaceEvent(epsilon=0.1, sensitivity=1.0))  # not waiting for it
             assert ledger.entries(FP) == [] and len(ledger.entries("sha256:o")) == 1
         holder.rollback()
+
+
+def test_history_added_around_the_counting_trigger_is_refused(pg_url: str) -> None:
+    with Ledger(pg_url) as ledger:
+        ds = register(ledger)
+        ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE entries DISABLE TRIGGER entries_count")
+        conn.execute(
+            "INSERT INTO entries (uid, dataset_id, created_at, query, mechanism, event) "
+            "SELECT uid || 'x', dataset_id, created_at, query, mechanism, event FROM entries"
+        )
+        conn.execute("ALTER TABLE entries ENABLE TRIGGER entries_count")
+    with pytest.raises(LedgerError, match=r"history rows it never counted \(entries: 1 added, 2 held\)"):
+        Ledger(pg_url)

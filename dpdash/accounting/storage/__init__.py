@@ -2,7 +2,8 @@
 
 - ``sqlite``: one SQLite file (the default);
 - ``postgres``: a PostgreSQL database, shared by every process and machine that reaches it
-  (``postgresql://user@host:port/database``).
+  (``postgresql://user@host:port/database``); ``postgres_setup`` sets one up for a team, its tables owned
+  by an administrator and the app's role only reading and adding.
 
 ``open_store(location)`` picks the backend from the location: a ``postgresql://`` (or ``postgres://``) URL
 is a PostgreSQL ledger, anything else a file path.

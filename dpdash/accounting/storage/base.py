@@ -14,7 +14,10 @@ What a backend promises (the contract tests, tests/accounting/test_ledger_contra
   a spend's check of the budget and the insert of its entries see one consistent history;
 - ``lock_ledger(conn)``: the same for changes of the ledger's structure (datasets, versions, imports);
 - ``reading()`` is one consistent snapshot;
-- the history tables refuse UPDATE and DELETE from any client (triggers).
+- the history tables refuse UPDATE and DELETE from any client (triggers);
+- (schema 6) every insert into a history table adds to its count in ``meta`` (``HISTORY_ROWS``), in the
+  same transaction (a trigger): a ledger whose tables hold fewer rows than it counted lost some of its
+  history, and is refused when opened (``check_counts``), even when the triggers are back in place.
 """
 
 from __future__ import annotations
@@ -33,18 +36,28 @@ __all__ = [
     "APPEND_ONLY",
     "APPLICATION",
     "COLUMNS",
+    "HISTORY_ROWS",
     "INDEX_SQL",
+    "PUBLIC_KEY",
     "SCHEMA_VERSION",
     "TABLE_SQL",
     "Connection",
     "Store",
+    "check_counts",
     "check_meta",
+    "count_rows",
     "first_meta",
     "table_sql",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION = "dpdash-ledger"
+#: The ``meta`` row (schema 6) that counts the rows ever added to each history table: a JSON object
+#: ``{table: count}``, increased by a trigger in the transaction of every insert.
+HISTORY_ROWS = "history_rows"
+#: The ``meta`` row of a ledger whose private signing key is kept outside it (``postgres_setup``): its
+#: public key only.
+PUBLIC_KEY = "signing_public_key"
 
 #: The ledger's tables and their columns, in order, the same in every backend (the contract tests compare
 #: each backend's tables with this).
@@ -78,6 +91,7 @@ TABLES_OF_SCHEMA: dict[int, frozenset[str]] = {
     3: frozenset({"published"}),
     4: frozenset({"requests"}),
     5: frozenset({"actions", "release_requests", "request_decisions"}),
+    6: frozenset(),  # the count of each history table's rows (``HISTORY_ROWS``): no new table
 }
 #: Every table but ``meta`` is history: rows are added, never changed or deleted.
 APPEND_ONLY = tuple(table for table in COLUMNS if table != "meta")
@@ -253,14 +267,56 @@ class Store(ABC):
 
 
 def first_meta(created_at: str, private_key: str) -> list[tuple[str, str]]:
-    """The ``meta`` rows of a new ledger: what it is, its schema, when, its id and its signing key."""
+    """The ``meta`` rows of a new ledger: what it is, its schema, when, its id, its signing key and the
+    count of its (no) history rows."""
     return [
         ("application", APPLICATION),
         ("schema_version", str(SCHEMA_VERSION)),
         ("created_at", created_at),
         ("ledger_id", uuid.uuid4().hex),
         ("signing_key", private_key),
+        (HISTORY_ROWS, json.dumps(dict.fromkeys(APPEND_ONLY, 0))),
     ]
+
+
+def count_rows(conn: Connection, version: int = SCHEMA_VERSION) -> dict[str, int]:
+    """How many rows each history table of a ledger at schema ``version`` holds now."""
+    tables = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
+    return {
+        table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        for table in APPEND_ONLY
+        if table in tables
+    }
+
+
+def check_counts(conn: Connection, where: str, advice: str) -> None:
+    """Refuse (``LedgerError``, with ``advice``) a ledger whose history tables hold other numbers of rows
+    than it counted as they were added (``HISTORY_ROWS``): rows deleted with the triggers switched off, or
+    added around them."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (HISTORY_ROWS,)).fetchone()
+    try:
+        counted = json.loads(row[0]) if row is not None else None
+    except ValueError:
+        counted = None
+    if not isinstance(counted, dict):
+        raise LedgerError(
+            f"the ledger {where} has lost its count of its history rows: it may have been edited. {advice}"
+        )
+    held = count_rows(conn)
+    missing = {t: (counted.get(t, 0), n) for t, n in held.items() if n < counted.get(t, 0)}
+    if missing:
+        shown = "; ".join(f"{t}: {c} added, {n} left" for t, (c, n) in sorted(missing.items()))
+        raise LedgerError(
+            f"rows of the history are missing from the ledger {where} ({shown}): it may have been edited "
+            f"(rows deleted with its append-only triggers switched off). {advice}"
+        )
+    extra = {t: (counted.get(t, 0), n) for t, n in held.items() if n != counted.get(t, 0)}
+    if extra:
+        shown = "; ".join(f"{t}: {c} added, {n} held" for t, (c, n) in sorted(extra.items()))
+        raise LedgerError(
+            f"the ledger {where} holds history rows it never counted ({shown}): they were added around its "
+            f"triggers, so it may have been edited. {advice}"
+        )
 
 
 def check_meta(meta: dict[str, str], tables: Iterable[str], where: str, other: str, advice: str) -> int:

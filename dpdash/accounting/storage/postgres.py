@@ -9,10 +9,13 @@ export (``redact``; errors are scrubbed of it). Other libpq settings in the URL'
 The tables are the SQLite ledger's (``base.COLUMNS``), created on first use in the connection's current
 schema when it holds none of them: text and JSON kept as text, ``BIGSERIAL`` ids, ``double precision``
 numbers. A schema that holds some of them but no dpdash ledger is refused, as is a ledger written by a newer
-dpdash. The history is append-only: on every history table, triggers refuse UPDATE, DELETE and TRUNCATE from
-any client, and the ledger checks that they are there and enabled whenever it connects. As with SQLite, a
-role that owns the tables (or a superuser) could still drop them: give the people who only read the ledger
-a role that does not own it.
+dpdash. The history is append-only: on every history table, triggers refuse UPDATE, DELETE and TRUNCATE
+from any client, and the ledger checks that they are there and enabled whenever it connects. Every insert
+adds to the table's count in ``meta`` (a trigger, in the same transaction; schema 6), and a ledger whose
+tables hold fewer rows than it counted is refused when opened: history deleted with the triggers switched
+off does not go unnoticed. A role that owns the tables (or a superuser) can still do anything to them, so
+a team's app connects as a role that does not own them: ``postgres_setup`` creates the tables as an
+administrator and grants the app's role only what the ledger does (read, add, lock).
 
 Transactions are READ COMMITTED. A spend locks its dataset's row (``SELECT ... FOR UPDATE``): spends on one
 dataset, from any number of processes, run one at a time, and every statement after the lock sees every
@@ -20,7 +23,8 @@ entry committed before it, so the check of the budget and the insert of the entr
 one history; spends on different datasets run side by side. Changes of which datasets, versions and
 statements exist (registering, linking, importing) also take one transaction-level advisory lock. Reads
 are REPEATABLE READ, READ ONLY: one snapshot, never waiting. ``timeout`` bounds the wait for a lock
-(``lock_timeout``) and for connecting.
+(``lock_timeout``) and for connecting. Every connection sets ``synchronous_commit = on``: a spend is
+acknowledged only once it is in the server's write-ahead log, whatever the server's or database's default.
 
 What the SQLite ledger's file safety (``ledger_file``) does, the server does here: there is no file, folder
 permission, marker or file lock; durability, backups and access (roles, ``pg_hba.conf``) are the server's.
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import math
 import os
 import threading
@@ -45,21 +50,28 @@ from dpdash.accounting.signing import new_private_key
 from dpdash.accounting.storage.base import (
     APPEND_ONLY,
     COLUMNS,
+    HISTORY_ROWS,
     INDEX_SQL,
     SCHEMA_VERSION,
     TABLES_OF_SCHEMA,
     Store,
+    check_counts,
     check_meta,
+    count_rows,
     first_meta,
     table_sql,
 )
 from dpdash.errors import LedgerError
 
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresStore", "expected_triggers"]
 
 # pg_advisory_xact_lock key of structure changes: the bytes of "dpdashLG" as a bigint.
 _LEDGER_LOCK = int.from_bytes(b"dpdashLG", "big")
 _ADVICE = "Nothing was changed; point DPDASH_LEDGER at another database, or another schema of it."
+_EDITED = (
+    "Nothing was changed; restore the ledger from a backup, and give the app a role that does not own its "
+    "tables (see postgres_setup)."
+)
 
 _TABLES = table_sql(
     key="BIGSERIAL PRIMARY KEY", ordered_key="BIGSERIAL PRIMARY KEY", integer="BIGINT",
@@ -71,11 +83,27 @@ BEGIN
         CASE TG_OP WHEN 'UPDATE' THEN 'changed' WHEN 'DELETE' THEN 'deleted' ELSE 'truncated' END;
 END
 $$"""
+_COUNT = f"""CREATE OR REPLACE FUNCTION dpdash_count_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE meta SET value = jsonb_set(value::jsonb, ARRAY[TG_TABLE_NAME::text],
+        to_jsonb(COALESCE((value::jsonb ->> TG_TABLE_NAME)::bigint, 0) + (SELECT count(*) FROM added)))::text
+    WHERE key = '{HISTORY_ROWS}';
+    RETURN NULL;
+END
+$$"""
 _ACTIONS = {"update": "FOR EACH ROW", "delete": "FOR EACH ROW", "truncate": "FOR EACH STATEMENT"}
 
 
+def _count(table: str) -> str:
+    """The trigger (schema 6) that adds the rows each INSERT statement adds to ``table`` to its count."""
+    return (
+        f"CREATE OR REPLACE TRIGGER {table}_count AFTER INSERT ON {table} REFERENCING NEW TABLE AS added "
+        "FOR EACH STATEMENT EXECUTE FUNCTION dpdash_count_rows()"
+    )
+
+
 def _statements(table: str) -> list[str]:
-    """The table, its indexes and (for history) its append-only triggers."""
+    """The table, its indexes and (for history) its append-only and counting triggers."""
     statements = [_TABLES[table], *INDEX_SQL.get(table, [])]
     if table in APPEND_ONLY:
         statements += [
@@ -83,7 +111,17 @@ def _statements(table: str) -> list[str]:
             "EXECUTE FUNCTION dpdash_append_only()"
             for action, each in _ACTIONS.items()
         ]
+        statements.append(_count(table))
     return statements
+
+
+def expected_triggers(version: int) -> set[str]:
+    """The names of the triggers a ledger at schema ``version`` has on its history tables."""
+    tables = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
+    names = {f"{table}_no_{action}" for table in tables & set(APPEND_ONLY) for action in _ACTIONS}
+    if version >= 6:
+        names |= {f"{table}_count" for table in tables & set(APPEND_ONLY)}
+    return names
 
 
 @functools.lru_cache(maxsize=256)
@@ -160,6 +198,8 @@ class PostgresStore(Store):
             )
             milliseconds = max(1, round(self._timeout * 1000))
             self._conn.execute(f"SET lock_timeout = {milliseconds}")
+            # a spend is acknowledged only once it is in the write-ahead log, whatever the server's default
+            self._conn.execute("SET synchronous_commit = on")
         except psycopg.Error as error:
             self._conn = None
             raise LedgerError(f"cannot connect to the ledger {self.location}: {self._scrub(error)}") from None
@@ -294,6 +334,7 @@ class PostgresStore(Store):
             tables = self._table_names(conn)
             if not tables & set(COLUMNS):
                 self._conn.execute(_REFUSE)
+                self._conn.execute(_COUNT)
                 for table in _TABLES:
                     for statement in _statements(table):
                         self._conn.execute(statement)
@@ -308,15 +349,39 @@ class PostgresStore(Store):
             version = check_meta(meta, tables, where, "another application's tables", _ADVICE)
             self._check_triggers(conn, version)
             if version < SCHEMA_VERSION:
-                self._conn.execute(_REFUSE)
-                for v in range(version + 1, SCHEMA_VERSION + 1):
-                    # in _TABLES' order: a table's references exist before it
-                    for table in [t for t in _TABLES if t in TABLES_OF_SCHEMA[v] - tables]:
-                        for statement in _statements(table):
-                            self._conn.execute(statement)
+                self._upgrade(conn, version, tables)
+        # one snapshot (spends of other processes go on): the counts and the rows they counted
+        with self.reading("check the ledger's history") as conn:
+            check_counts(conn, f"{self.location} (schema {schema!r})", _EDITED)
+
+    def _upgrade(self, conn: _Connection, version: int, tables: set[str]) -> None:
+        """Bring a ledger at schema ``version`` to this one's: the tables of each newer version and, from 6,
+        the counting triggers, starting from the rows held now. Only the tables' owner can."""
+        import psycopg
+
+        try:
+            self._conn.execute(_REFUSE)
+            self._conn.execute(_COUNT)
+            for v in range(version + 1, SCHEMA_VERSION + 1):
+                # in _TABLES' order: a table's references exist before it
+                for table in [t for t in _TABLES if t in TABLES_OF_SCHEMA[v] - tables]:
+                    for statement in _statements(table):
+                        self._conn.execute(statement)
+            if version < 6:
+                for table in tables & set(APPEND_ONLY):
+                    self._conn.execute(_count(table))
                 conn.execute(
-                    "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (HISTORY_ROWS, json.dumps(count_rows(conn))),
                 )
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        except psycopg.errors.InsufficientPrivilege as error:
+            raise LedgerError(
+                f"the ledger {self.location} is at schema {version} and this role cannot upgrade it to "
+                f"{SCHEMA_VERSION} ({self._scrub(error)}). Nothing was changed; run `python -m "
+                "dpdash.accounting.storage.postgres_setup` as the role that owns its tables."
+            ) from None
 
     def _check_triggers(self, conn: _Connection, version: int) -> None:
         """Refuse a ledger whose append-only triggers are missing or disabled."""
@@ -326,8 +391,7 @@ class PostgresStore(Store):
             "WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgenabled <> 'D'"
         ).fetchall()
         have = {row[0] for row in rows}
-        tables = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
-        expected = {f"{table}_no_{action}" for table in tables & set(APPEND_ONLY) for action in _ACTIONS}
+        expected = expected_triggers(version)
         if not have >= expected:
             raise LedgerError(
                 f"the ledger {self.location} lacks its append-only triggers, or they are disabled "

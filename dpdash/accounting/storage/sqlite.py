@@ -9,13 +9,16 @@ The file's safety (``ledger_file``): the folder is created 0700; the file is onl
 SQLite; a marker beside it remembers the ledger, so one that goes missing or comes back empty is refused;
 every transaction checks that the path is still the file that was opened. A file that is not a dpdash
 ledger (another database, random bytes, a corrupted file, one from a newer dpdash) is refused before
-anything is written to it. An older ledger is upgraded when opened (new tables only); a read-only one is
-read at its schema.
+anything is written to it. An older ledger is upgraded when opened (new tables, and from schema 6 the
+count of each history table's rows, kept by triggers); a read-only one is read at its schema. A ledger
+whose tables hold fewer rows than it counted is refused (``base.check_counts``): someone with the file
+dropped the triggers and deleted history.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import threading
@@ -38,11 +41,14 @@ from dpdash.accounting.records import now
 from dpdash.accounting.signing import new_private_key
 from dpdash.accounting.storage.base import (
     APPEND_ONLY,
+    HISTORY_ROWS,
     INDEX_SQL,
     SCHEMA_VERSION,
     TABLES_OF_SCHEMA,
     Store,
+    check_counts,
     check_meta,
+    count_rows,
     first_meta,
     table_sql,
 )
@@ -56,9 +62,19 @@ _TABLES = table_sql(
 _ACTIONS = (("UPDATE", "changed"), ("DELETE", "deleted"))
 
 
+def _count(table: str) -> str:
+    """The trigger (schema 6) that adds each row inserted into ``table`` to its count in ``meta``."""
+    path = f"'$.{table}'"
+    return (
+        f"CREATE TRIGGER IF NOT EXISTS {table}_count AFTER INSERT ON {table} BEGIN "
+        f"UPDATE meta SET value = json_set(value, {path}, COALESCE(json_extract(value, {path}), 0) + 1) "
+        f"WHERE key = '{HISTORY_ROWS}'; END"
+    )
+
+
 def _statements(table: str) -> list[str]:
     """The table, its indexes and (for history) the triggers that make it append-only, also against other
-    SQLite clients."""
+    SQLite clients, and count its rows."""
     statements = [_TABLES[table], *INDEX_SQL.get(table, [])]
     if table in APPEND_ONLY:
         statements += [
@@ -66,12 +82,16 @@ def _statements(table: str) -> list[str]:
             f"BEGIN SELECT RAISE(ABORT, 'the dpdash ledger is append-only: {table} cannot be {verb}'); END"
             for action, verb in _ACTIONS
         ]
+        statements.append(_count(table))
     return statements
 
 
 def _triggers(version: int) -> set[str]:
     tables = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
-    return {f"{table}_no_{action.lower()}" for table in tables & set(APPEND_ONLY) for action, _ in _ACTIONS}
+    names = {f"{table}_no_{action.lower()}" for table in tables & set(APPEND_ONLY) for action, _ in _ACTIONS}
+    if version >= 6:
+        names |= {f"{table}_count" for table in tables & set(APPEND_ONLY)}
+    return names
 
 
 class SQLiteStore(Store):
@@ -147,8 +167,11 @@ class SQLiteStore(Store):
                 raise LedgerError(
                     f"the ledger {self._path} is corrupted (SQLite's quick_check: {result}). {MOVE_AWAY}"
                 )
-        self._check_tables()
-        self._migrate()
+        version = self._check_tables()
+        self._migrate(version)
+        if self.schema >= 6:
+            with self.reading("check the ledger's history"):
+                check_counts(conn, str(self._path), MOVE_AWAY)
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         # Ledgers made before ledger ids existed are known by their creation time.
         ledger_id = meta.get("ledger_id") or f"created-{meta.get('created_at', '')}"
@@ -167,8 +190,9 @@ class SQLiteStore(Store):
         conn.execute("PRAGMA synchronous = FULL")
         self._ready = True
 
-    def _check_tables(self) -> None:
-        """Refuse a file that is not a complete dpdash ledger, or whose append-only triggers are gone."""
+    def _check_tables(self) -> int:
+        """The ledger's schema version; refuse a file that is not a complete dpdash ledger, or whose
+        append-only (or counting) triggers are gone."""
         conn, tables, meta = self._conn, self._table_names(), {}
         if "meta" in tables:
             with contextlib.suppress(sqlite3.DatabaseError):
@@ -181,32 +205,37 @@ class SQLiteStore(Store):
                 f"the ledger {self._path} lacks its append-only triggers ({sorted(expected - triggers)}): "
                 f"its history may have been edited. {MOVE_AWAY}"
             )
+        return version
 
-    def _migrate(self) -> None:
+    def _migrate(self, version: int) -> None:
         """Bring an older ledger to the current schema: each version adds append-only tables (2: those of
-        ``versions``, 3: ``published``, 4: ``requests``, 5: those of ``actions`` and ``release_requests``);
-        nothing old is changed. A ledger that cannot be written stays as it is and reads as one with nothing
-        of the newer kinds recorded (``schema``); recording them is refused with a message."""
-        newer = set().union(*(TABLES_OF_SCHEMA[v] for v in range(2, SCHEMA_VERSION + 1)))
-        missing = [t for t in _TABLES if t in newer]  # in _TABLES' order: references before their tables
-        if not set(missing) <= self._table_names():
-            try:
-                with self.transaction(f"upgrade the ledger to schema {SCHEMA_VERSION}") as conn:
-                    for table in missing:
-                        if table not in self._table_names():
-                            for statement in _statements(table):
-                                conn.execute(statement)
-                    conn.execute(
-                        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-                    )
-            except LedgerError:
-                if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
-                    raise
-                # read-only: stays at its schema
-        tables = self._table_names()
-        self.schema = max(
-            v for v in TABLES_OF_SCHEMA if all(TABLES_OF_SCHEMA[w] <= tables for w in range(1, v + 1))
-        )
+        ``versions``, 3: ``published``, 4: ``requests``, 5: those of ``actions`` and ``release_requests``),
+        6 the count of each history table's rows (its triggers, and the rows held now as the count to
+        start from); nothing old is changed. A ledger that cannot be written stays as it is and reads as
+        one with nothing of the newer kinds recorded (``schema``); recording them is refused with a
+        message."""
+        self.schema = version
+        if version >= SCHEMA_VERSION:
+            return
+        try:
+            with self.transaction(f"upgrade the ledger to schema {SCHEMA_VERSION}") as conn:
+                for table in _TABLES:  # in _TABLES' order: references before their tables
+                    if table not in self._table_names():
+                        for statement in _statements(table):
+                            conn.execute(statement)
+                    elif table in APPEND_ONLY:
+                        conn.execute(_count(table))
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (HISTORY_ROWS, json.dumps(count_rows(conn))),
+                )
+                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        except LedgerError:
+            if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
+                raise
+            return  # read-only: stays at its schema
+        self.schema = SCHEMA_VERSION
 
     @contextlib.contextmanager
     def transaction(self, doing: str = "write to the ledger") -> Iterator[sqlite3.Connection]:
