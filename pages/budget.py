@@ -17,7 +17,7 @@ from dpdash.access import Action
 from dpdash.accounting import Dataset, Entry, Ledger
 from dpdash.accounting.actions import describe
 from dpdash.accounting.releases import group_releases
-from dpdash.errors import DPDashError
+from dpdash.errors import DPDashError, LedgerError
 from dpdash.facts import Facts
 from dpdash.report import released_values, stakeholder_report
 from dpdash.wording import guarantee
@@ -157,14 +157,19 @@ st.markdown("\n".join(
 st.subheader("Export and import" if owner else "Report")
 left, right = st.columns(2)
 if owner:
-    left.download_button(
-        "Export this table's ledger (JSON)",
-        # made (and recorded) on the click
-        partial(owner_ledger(table).export_json, record, user=acting_user()),
-        file_name="dpdash-ledger.json",
-        mime="application/json",
-        key="budget_export",
-    )
+    try:
+        owner_ledger(table).check_signing()  # the export is made on the click: say now why it could not be
+    except LedgerError as problem:
+        left.warning(f"No export: {md(problem)}", icon=":material/key_off:")
+    else:
+        left.download_button(
+            "Export this table's ledger (JSON)",
+            # made (and recorded) on the click
+            partial(owner_ledger(table).export_json, record, user=acting_user()),
+            file_name="dpdash-ledger.json",
+            mime="application/json",
+            key="budget_export",
+        )
 left.download_button(
     "Stakeholder report (one-page HTML)",
     # Made on the click, not on every rerun: it reads and parses every release's stored values.

@@ -146,6 +146,11 @@ class Transfer:
         private = self._signing_key()
         return None if private is None else public_key(private)
 
+    def check_signing(self) -> None:
+        """Nothing if an export can be signed now; else the ``LedgerError`` that export would raise (the key
+        file not given, unreadable, or of another ledger), so that a page can say so before anyone clicks."""
+        self._signing_key()
+
     def trust_key(self, key: str, label: str = "", *, user: str | None = None) -> None:
         """Trust exports signed by ``key`` (another ledger's ``public_key``) to bring new datasets, with
         their budgets and histories, into this ledger; a "trust" action by ``user`` is recorded with it."""

@@ -142,3 +142,33 @@ def test_who_did_what_lists_the_actions_newest_first_as_text(
                                                                      ("trust", "local owner")]  # fmt: skip
     (listing,) = [m.value for m in at.markdown if " UTC · " in m.value]
     assert "**local owner** · import" in listing.splitlines()[0]
+
+
+def test_an_export_that_cannot_be_signed_says_why_before_the_click(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ledger whose signing key lives in a file (set up by an administrator) with no key file given: the
+    owner reads what to set instead of an export button that would fail on the click."""
+    import sqlite3
+
+    from dpdash.accounting.signing import KEY_FILE_VARIABLE
+    from dpdash.accounting.storage.base import PUBLIC_KEY
+
+    path = tmp_path / "ledger.sqlite"
+    monkeypatch.setenv("DPDASH_LEDGER", str(path))
+    monkeypatch.delenv(KEY_FILE_VARIABLE, raising=False)
+    with Ledger(path) as ledger:
+        ledger.add_dataset(
+            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+        )
+        own = ledger.public_key
+    with sqlite3.connect(path) as conn:  # what the setup leaves: the public key only
+        conn.execute("DELETE FROM meta WHERE key = 'signing_key'")
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (PUBLIC_KEY, own))
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    at.switch_page("pages/budget.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(KEY_FILE_VARIABLE in w.value.replace("\\", "") and "No export" in w.value for w in at.warning)
+    assert not [b for b in at.get("download_button") if b.proto.label.startswith("Export")]
+
