@@ -169,10 +169,11 @@ if record is None:
 events = [event_for(spent, query=query.name) for spent in spent_by]
 keeper = get_accountant(record.accountant)
 history = ledger().events(record)
-# From the ledger's kept running state (what its spend checks against): composes only what is new.
+# The ledger's total, what the release would bring it to (the kept running state, which the spend's check
+# then finds warm) and whether it fits, as the ledger decides it.
 spent_now = running.epsilon(keeper, history, (), record.budget.delta)
-spent_after = running.epsilon(keeper, history, events, record.budget.delta)
-fits = spent_after <= record.budget.epsilon * (1 + 1e-12)
+spent_after = running.kept_epsilon(keeper, history, events, record.budget.delta)
+fits = running.fits(keeper, history, events, record.budget.delta, record.budget.epsilon)
 remaining_after = record.budget.epsilon - spent_after
 remaining_after = 0.0 if remaining_after < 1e-9 * record.budget.epsilon else remaining_after
 

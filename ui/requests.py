@@ -237,8 +237,8 @@ def _one_request(
         # On demand: computing every waiting request's true answer on every rerun made the page slow.
         if st.toggle("Show the true answer now (owner only)", key=f"request_truth_{request.uid}"):
             _true_answer(table, query)
-        after = running.epsilon(keeper, history, events, record.budget.delta)
-        fits = after <= record.budget.epsilon * (1 + 1e-12)
+        after = running.kept_epsilon(keeper, history, events, record.budget.delta)
+        fits = running.fits(keeper, history, events, record.budget.delta, record.budget.epsilon)
         doing = "Releasing it" if approved else "Approving it releases it now:"
         st.caption(f"{doing} spent ε would go to {after:.4g} of {record.budget.epsilon:g} "
                    f"({md(record.accountant)} accountant)."

@@ -1101,10 +1101,9 @@ class Ledger(Transfer):
         """The composed total of the dataset's releases at its budget's δ, under its accountant (or the
         one named).
 
-        Computed from ``running``'s kept state, the one spends check against (so showing it warms the
-        next spend's check): the accountant's own number, except that PLD's (and so tightest's, when PLD
-        gives it) may exceed composing everything at once by at most 1e-9 relative, never less
-        (``running``'s module docstring)."""
+        The accountant's own number, a function of the ledger's contents alone (``running.total``): the
+        same to the bit in every process, whether it composed the releases one by one or read them
+        fresh."""
         ds = self.dataset(dataset)
         keeper = get_accountant(accountant or ds.accountant)
         return running.total(keeper, self.events(ds), ds.budget.delta)

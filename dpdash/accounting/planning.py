@@ -221,10 +221,10 @@ def plan(
     common factor t that fits, to a relative 1e-4 (rounded down). A plan that cannot fit comes back with
     ``fits=False`` and ``over_by`` saying by how much ε the locked rows overshoot.
 
-    Totals come from ``running``, the kept composition of the spent releases that the ledger's budget check
-    uses: each step of the search composes only the planned releases onto it (for PLD one convolution,
-    not the whole history again), and agrees with the accountant composing everything at once (to the
-    bit, or for PLD to 1e-9 relative, the FFTs' rounding; ``running``'s docstring).
+    The search's totals come from ``running``, the kept composition of the spent releases: each step
+    composes only the planned releases onto it (for PLD one convolution, not the whole history again),
+    within the FFTs' rounding of the accountant's own total (``running``'s docstring). A plan that fits,
+    fits as the ledger decides (``running.fits``, on the canonical total near the limit).
     """
     keeper = get_accountant(accountant) if isinstance(accountant, str) else accountant
     queries = list(queries)
@@ -277,7 +277,6 @@ def plan(
     lowest = check.EPSILON_MIN / min(queries[i].weight for i in unlocked)  # every row's ε ≥ EPSILON_MIN
     guess = (budget.epsilon - locked_total) / weights
     best: tuple[float, _Payload] | None = None  # (factor, payload)
-    finder = keeper
     # The tightest accountant fits exactly the factors that one of its components fits, so its largest
     # factor is the largest of theirs: search the cheap ones first, and a costly one (PLD) only from there.
     for judge in _components(keeper, base + samples):
@@ -285,13 +284,20 @@ def plan(
         start = guess if best is None else best[0] * (1.0 + _FACTOR_RTOL)
         found = _largest_factor(attempt, start, budget, must_fit_start=best is not None, lower=lowest)
         if found is not None and (best is None or found[0] > best[0]):
-            best, finder = found, judge
+            best = found
     if best is None:
         return Plan(rows(dict(locked)), budget, keeper.name, spent_total, locked_total, None, False, math.inf)
-    factor, (mechanisms, total) = best
+    factor, (mechanisms, _) = best
     events = [queries[i].event(m) for i, m in mechanisms.items()]
-    if finder is not keeper:  # the tightest's total at that factor: the least of its components'
-        total = running.epsilon(keeper, base, events, delta, keep=False)
+    # The search ran on running totals; the ledger decides on the canonical total (``running.fits``). Where
+    # the two straddle the limit (a PLD total within its rounding of it), step down until the ledger agrees.
+    for _ in range(8):
+        if running.fits(keeper, base, events, delta, budget.epsilon, keep=False):
+            break
+        factor *= 1.0 - _FACTOR_RTOL
+        mechanisms = {i: queries[i].build(factor * queries[i].weight) for i in unlocked}
+        events = [queries[i].event(m) for i, m in mechanisms.items()]
+    total = running.epsilon(keeper, base, events, delta, keep=False)
     chosen: dict[int, NoiseMechanism | None] = {**locked, **mechanisms}
     return Plan(rows(chosen), budget, keeper.name, spent_total, total, factor, True, 0.0)
 

@@ -7,7 +7,7 @@ import contextlib
 import functools
 import math
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -334,8 +334,9 @@ class _Composer:
     window outside which Bernstein's inequality leaves at most 1e-15 of the mass (dp_accounting's
     ``self_convolve`` does the same for a single pmf with Chernoff bounds).
 
-    Spectra of single pmfs and the products over recent histories are kept, so a composition that adds a
-    few releases to a recent one costs a few products and one inverse FFT.
+    Spectra of single pmfs and the products over the repeated settings of recent histories are kept, so a
+    composition that adds a few new releases to a recent one costs a few products and one inverse FFT. What
+    is kept never changes a result's bits: each is the product it stands for, in the one order.
     """
 
     def __init__(self, max_spectra: int = 48, max_products: int = 8) -> None:
@@ -343,7 +344,7 @@ class _Composer:
         self._spectra: OrderedDict[tuple[_Key, float, str, int], np.ndarray] = OrderedDict()
         self._products: OrderedDict[tuple[float, str, int, tuple[tuple[_Key, int], ...]], np.ndarray] = (
             OrderedDict()
-        )
+        )  # (interval, side, length, the repeated settings and their counts) → their product
         self._max_spectra = max_spectra
         self._max_products = max_products
 
@@ -401,36 +402,29 @@ class _Composer:
     def _product(
         self, items: tuple[tuple[_Key, int], ...], interval: float, side: str, needed: int
     ) -> tuple[np.ndarray, int]:
-        """Π FFT(p_j)^(k_j) at a length ≥ needed.
+        """Π FFT(p_j)^(k_j) at the length ``_length(needed)``, multiplied in one fixed order (``items``'
+        canonical order), so that the result is a function of ``items`` alone, whatever this process
+        composed before: a ledger's total is the same in every process (issue 26).
 
-        The product over the repeated settings (count ≥ 2: a ledger's history) is cached and reused by later
-        compositions that contain it, e.g. the history plus a new release, or plus a planned one.
+        The product over the repeated settings (count ≥ 2: a ledger's history) is kept and used again by
+        later compositions with the same repeated settings, e.g. the history plus a new release, or plus a
+        planned one (never a part of it: a product extended in another order would differ in its last bits).
         """
-        bulk = Counter({key: k for key, k in items if k >= 2})
-        best: tuple[int, int, np.ndarray, Counter[_Key]] | None = None  # (size, length, product, counts)
-        for (key_interval, key_side, length, cached), product in self._products.items():
-            if key_interval != interval or key_side != side or not needed <= length <= 2 * needed:
-                continue
-            counts = Counter(dict(cached))
-            size = sum(counts.values())
-            if counts <= bulk and (best is None or size > best[0]):
-                best = (size, length, product, counts)
-        if best is not None:
-            _, length, spectrum, counts = best
-            missing = bulk - counts
-        else:
-            length = _length(needed)
-            spectrum, missing = None, bulk
-        for setting, count in sorted(missing.items(), key=lambda item: repr(item[0])):
-            factor = _power(self._spectrum(setting, interval, side, length), count)
-            spectrum = factor if spectrum is None else spectrum * factor
-        if bulk and missing:
-            key = (interval, side, length, tuple(sorted(bulk.items(), key=lambda item: repr(item[0]))))
-            self._products[key] = spectrum  # type: ignore[assignment]
-            while len(self._products) > self._max_products:
-                self._products.popitem(last=False)
-        if bulk and not missing and best is not None:
-            self._products.move_to_end(next(k for k, v in self._products.items() if v is spectrum))
+        length = _length(needed)
+        bulk = tuple((key, k) for key, k in items if k >= 2)
+        spectrum: np.ndarray | None = None
+        if bulk:
+            key = (interval, side, length, bulk)
+            spectrum = self._products.get(key)
+            if spectrum is None:
+                for setting, count in bulk:
+                    factor = _power(self._spectrum(setting, interval, side, length), count)
+                    spectrum = factor if spectrum is None else spectrum * factor
+                self._products[key] = spectrum  # type: ignore[assignment]
+                while len(self._products) > self._max_products:
+                    self._products.popitem(last=False)
+            else:
+                self._products.move_to_end(key)
         singles = [setting for setting, count in items if count < 2]
         if len(singles) >= _TREE_FROM:
             # Many distinct releases (a varied history): convolve their short pmfs pairwise, then one FFT

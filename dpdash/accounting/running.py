@@ -42,6 +42,14 @@ non-increasing): a path's δ(ε) = P_J[∞] + Σ_c P_J(c)·δ_base(ε − c) wit
 given the base's tails; within a relative ``FITS_MARGIN`` of the target δ it computes ε instead. A path's ε
 convolves base and J. The totals differ from composing everything at once only by floating-point rounding
 in the FFTs and by the masses cut, both far below the grid's own rounding (the tests bound the difference).
+
+A total shown or decided on is a function of the events alone, the same in every process (issue 26): a
+ledger's total must not depend on whether a server composed its releases one by one or read them fresh.
+``epsilon`` and ``total`` give the accountant's own composition for PLD and the tightest (``pld._Composer``
+keeps nothing that changes a bit), and the running state only where it is that to the bit; ``fits`` lets
+the running PLD state decide only with a margin (``DECIDE_MARGIN``), the canonical total deciding near the
+limit. Hypothetical totals (``keep=False``: a planner's search, a what-if, the total a release would bring)
+are the running ones, within the FFTs' rounding of the canonical; whether they fit is ``fits``'s answer.
 """
 
 from __future__ import annotations
@@ -94,7 +102,7 @@ from dpdash.accounting.rdp import RDPAccountant
 from dpdash.accounting.tightest import TightestAccountant
 from dpdash.accounting.zcdp import ZCDPAccountant, zcdp_epsilon
 
-__all__ = ["clear", "epsilon", "fits", "total"]
+__all__ = ["clear", "epsilon", "fits", "kept_epsilon", "total"]
 
 # States kept (each of one history); a spend keeps two (its history, and with the new releases).
 MAX_STATES = 8
@@ -105,6 +113,11 @@ _CHEAP_FIRST = ("basic", "zcdp", "advanced", "rdp", "pld", "optimal")
 _SCALE = 1074  # every finite double is an integer multiple of 2**-1074
 # PLD's budget check decides from δ(limit) unless δ(limit) is within this relative distance of the target δ.
 FITS_MARGIN = 1e-6
+# A running total that is not the canonical one to the bit (PLD, tightest) decides a budget check only
+# when it certifies the limit shrunk by this relative margin: the two differ by the FFTs' rounding and the
+# masses cut, a few 1e-9 relative at most (measured: 2e-9 after 240 single spends at δ = 1e-8; the tests
+# bound it); nearer the limit the canonical total decides.
+DECIDE_MARGIN = 1e-6
 # A running PLD's tails are cut where each holds at most this mass (counted at +∞): far below TAIL_MASS, so
 # that many cuts move ε at δ = 1e-8 by less than 1e-10 relative, and above the FFTs' noise (~1e-21 a point).
 CUT_MASS = 1e-17
@@ -1127,6 +1140,12 @@ def _with_new(
     return state, target_delta
 
 
+def _bit_exact(accountant: Accountant) -> bool:
+    """Whether the running totals of ``accountant`` are its own to the last bit (exact sums: every accountant
+    but PLD, and the tightest, which may take PLD's)."""
+    return not isinstance(accountant, (PLDAccountant, TightestAccountant))
+
+
 def epsilon(
     accountant: Accountant,
     history: Sequence[PrivacyEvent],
@@ -1135,20 +1154,43 @@ def epsilon(
     *,
     keep: bool = True,
 ) -> float:
-    """``accountant.epsilon([*history, *new], target_delta)``, composing only what the kept state of a
-    prefix of ``history`` lacks (bit for bit the same for every accountant but pld; see the module).
+    """``accountant.epsilon([*history, *new], target_delta)``, the canonical total: a function of the events
+    alone, the same in every process. It comes from the kept state of a prefix of ``history`` where that is
+    the same to the bit (every accountant but PLD and the tightest; see the module); for those two, from the
+    accountant's own composition (its caches never change a bit, ``pld._Composer``).
 
     ``keep=False`` for a question asked once about hypothetical ``new`` events (a step of the planner's
-    search): the state of ``history`` is kept, not that of ``history + new``, so such questions neither
-    push the ledger's states out nor fold PLD's recent releases for a state that is dropped."""
+    search): the running total, which for PLD may differ from the canonical one by the FFTs' rounding
+    (below ``DECIDE_MARGIN`` relative), and the state of ``history`` is kept, not that of ``history + new``,
+    so such questions neither push the ledger's states out nor fold PLD's recent releases for a state that
+    is dropped."""
+    if keep and not _bit_exact(accountant):
+        return accountant.epsilon([*as_events(history), *as_events(new)], target_delta)
+    return kept_epsilon(accountant, history, new, target_delta, keep=keep)
+
+
+def kept_epsilon(
+    accountant: Accountant,
+    history: Sequence[PrivacyEvent],
+    new: Sequence[PrivacyEvent] = (),
+    target_delta: float = 0.0,
+    *,
+    keep: bool = True,
+) -> float:
+    """The running total of ``[*history, *new]`` from the kept state of a prefix of ``history`` (``epsilon``
+    for every accountant but PLD and the tightest, whose running totals are within ``DECIDE_MARGIN`` of it):
+    what a planner's search step asks (``keep=False``), and what the tests of the running state ask."""
     with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, new, target_delta, keep)
         return state.epsilon(accountant, target_delta)
 
 
 def total(accountant: Accountant, history: Sequence[PrivacyEvent], target_delta: float) -> PrivacyTotal:
-    """``accountant.total(history, target_delta)`` from the kept state: ``epsilon`` and, for the tightest
-    accountant, ``via``, the first component with the smallest total (as ``TightestAccountant._via``)."""
+    """``accountant.total(history, target_delta)``, the canonical total (``epsilon``), from the kept state
+    where that is the same to the bit: ``epsilon`` and, for the tightest accountant, ``via``, the first
+    component with the smallest total (as ``TightestAccountant._via``)."""
+    if not _bit_exact(accountant):
+        return accountant.total(history, target_delta)
     with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, (), target_delta)
         value = state.epsilon(accountant, target_delta)
@@ -1171,9 +1213,20 @@ def fits(
     keep: bool = True,
 ) -> bool:
     """Whether ``epsilon(accountant, history, new, target_delta) <= budget_epsilon·(1 + REL_SLACK)``, the
-    ledger's budget check, stopping at the first of the tightest's components that certifies it. The states
-    of ``history`` and ``history + new`` are kept, with the totals asked (``_state_of``); with ``keep=False``
-    (a hypothetical question, as for ``epsilon``) only that of ``history``."""
+    ledger's budget check, on the canonical total: the same answer in every process.
+
+    The kept state answers at once, stopping at the first of the tightest's components that certifies it;
+    where it is not the canonical total to the bit (PLD, the tightest), it decides only when it certifies
+    the limit shrunk by ``DECIDE_MARGIN``, far more than the FFTs' rounding between the two; nearer the
+    limit, or over it, the canonical total decides. The states of ``history`` and ``history + new`` are
+    kept, with the totals asked (``_state_of``); with ``keep=False`` (a hypothetical question, as for
+    ``epsilon``) only that of ``history``."""
+    limit = budget_epsilon * (1.0 + REL_SLACK)
+    exact = _bit_exact(accountant)
     with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, new, target_delta, keep)
-        return state.fits(accountant, target_delta, budget_epsilon * (1.0 + REL_SLACK))
+        if state.fits(accountant, target_delta, limit if exact else limit * (1.0 - DECIDE_MARGIN)):
+            return True
+    if exact:
+        return False
+    return accountant.epsilon([*as_events(history), *as_events(new)], target_delta) <= limit

@@ -146,9 +146,9 @@ def test_the_state_questions_start_from_is_kept_however_many_follow() -> None:
     history = [LaplaceEvent(epsilon=0.01 + 0.001 * i, sensitivity=1.0) for i in range(20)]
     pld = get_accountant("pld")
     running.clear()
-    running.epsilon(pld, history, (), 1e-6)
+    running.kept_epsilon(pld, history, (), 1e-6)
     for i in range(2 * running.MAX_STATES):
-        running.epsilon(pld, history, [LaplaceEvent(epsilon=0.1 + i, sensitivity=1.0)], 1e-6)
+        running.kept_epsilon(pld, history, [LaplaceEvent(epsilon=0.1 + i, sensitivity=1.0)], 1e-6)
     assert len(history) in [len(state.events) for state in running._STATES]
 
 
@@ -172,7 +172,7 @@ def test_questions_not_kept_leave_only_the_history_kept(name: str) -> None:
         assert [len(state.events) for state in running._STATES] == [len(history)]
         assert running.finish_folds(timeout=0.0)  # no fold was started
     kept = running._STATES[0]
-    assert same(name, running.epsilon(accountant, history, new, 1e-6), total)  # kept (and folded) this time
+    assert same(name, running.kept_epsilon(accountant, history, new, 1e-6), total)  # kept (and folded) now
     assert running._STATES[-1].events == history + new and kept in running._STATES
 
 
@@ -189,7 +189,7 @@ def test_many_releases_alike_onto_recent_ones_compose_once(
     monkeypatch.setattr(running, "FOLD_SHARE", 10.0)  # the recent releases stay recent
     running.clear()
     for n in range(len(history) - 3, len(history)):  # three spends: recent releases on the base
-        running.epsilon(accountant, history[:n], history[n : n + 1], 1e-6)
+        running.kept_epsilon(accountant, history[:n], history[n : n + 1], 1e-6)
     kept = [len(state.events) for state in running._STATES]
     for k in (2, 40, 400):
         new = [GaussianEvent.from_sigma(sigma=10.0, sensitivity=1.0, delta=1e-9)] * k
@@ -414,3 +414,73 @@ def test_a_huge_budget_is_checked_without_overflow(limit: float) -> None:
         assert running.fits(accountant, events[:-1], events[-1:], 1e-6, limit)
     tails = running._Tails(_Pmf(-10, np.full(21, 1 / 21), 1e-9), 0.1)
     assert tails.delta(np.array([limit, -limit])) == pytest.approx([1e-9, 1.0 + 1e-9 - 0.0], abs=1e-6)
+
+
+_FRESH_TOTALS = """
+import json, sys
+from dpdash.accounting import Ledger
+with Ledger(sys.argv[1]) as ledger:
+    (ds,) = ledger.datasets()
+    totals = ledger.totals(ds)
+    print(json.dumps({name: None if t is None else repr(t.epsilon) for name, t in totals.items()}))
+"""
+
+
+def test_a_ledgers_totals_are_the_same_to_the_bit_in_a_fresh_process_and_a_running_one(tmp_path) -> None:
+    """Issue 26: a total is a function of the ledger's contents alone. This process spends 160 varied
+    releases one by one (PLD's budget check keeps and extends its running state, and the composer keeps
+    products along the way) and asks the totals as it goes; a fresh process reads the same ledger. Every
+    accountant's total is the same double in both (``repr``), as every budget decision then is."""
+    import json
+    import os
+    import random
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dpdash.accounting import Budget, Ledger
+
+    rng = random.Random(26)
+    running.clear()
+    path = tmp_path / "ledger.sqlite"
+    with Ledger(path) as ledger:
+        ds = ledger.add_dataset(name="panel", fingerprint="sha256:" + "26" * 32,
+                                budget=Budget(1e4, 1e-6), accountant="pld")  # fmt: skip
+        for i in range(160):
+            epsilon = rng.choice([0.01, 0.02, 0.05]) if i % 2 else math.exp(rng.uniform(-5.0, -2.0))
+            if i % 3 == 0:
+                event = GaussianEvent.from_sigma(sigma=rng.uniform(5, 50), sensitivity=1.0, delta=1e-9)
+            elif i % 3 == 1:
+                event = LaplaceEvent(epsilon=epsilon, sensitivity=1.0)
+            else:
+                event = GeometricEvent(epsilon=epsilon, sensitivity=1)
+            ledger.spend(ds, event)
+            if i % 40 == 39:
+                ledger.totals(ds)
+        here = {name: None if t is None else repr(t.epsilon) for name, t in ledger.totals(ds).items()}
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    fresh = subprocess.run([sys.executable, "-c", _FRESH_TOTALS, str(path)], capture_output=True, text=True,
+                           env=env, cwd=root, check=True, timeout=300)  # fmt: skip
+    assert json.loads(fresh.stdout) == here
+    assert here["pld"] is not None and float(here["pld"]) > 0
+
+
+def test_a_pld_total_is_the_same_to_the_bit_whatever_this_process_composed_before() -> None:
+    """PLD's composer keeps products of repeated settings to reuse them; a product kept for part of a
+    history (fewer releases of each setting) must not be extended into the history's: multiplied in
+    another order, the total would differ in its last bits from a fresh process's."""
+    from dpdash.accounting.registry import clear_caches
+
+    laplace, gauss = LaplaceEvent(epsilon=0.01, sensitivity=1.0), GaussianEvent.from_sigma(
+        sigma=20.0, sensitivity=1.0, delta=1e-9
+    )
+    singles = [LaplaceEvent(epsilon=0.003 * (i + 1), sensitivity=1.0) for i in range(5)]
+    history = [laplace] * 7 + [gauss] * 5 + singles
+    pld = get_accountant("pld")
+    clear_caches()
+    fresh = pld.epsilon(history, 1e-6)
+    for earlier in ([laplace] * 3 + [gauss] * 2, [laplace] * 6 + [gauss] * 5 + singles[:2]):
+        clear_caches()
+        pld.epsilon(earlier, 1e-6)
+        assert repr(pld.epsilon(history, 1e-6)) == repr(fresh)
