@@ -23,6 +23,7 @@
 from dpdash.accounting.accountant import Accountant, PrivacyTotal, group_privacy
 from dpdash.accounting.advanced import AdvancedComposition, drv_epsilon
 from dpdash.accounting.basic import BasicComposition
+from dpdash.accounting.budget import Budget
 from dpdash.accounting.events import (
     ApproxDPEvent,
     DiscreteGaussianEvent,
@@ -39,7 +40,6 @@ from dpdash.accounting.events import (
 )
 from dpdash.accounting.ledger import (
     Action,
-    Budget,
     BudgetStatus,
     Dataset,
     Entry,

@@ -6,7 +6,7 @@ rows get ε_i = t·w_i with one common factor t, the largest for which the spent
 plan fit the budget under the chosen accountant. Since every accountant's total grows with every ε_i,
 the feasible factors form an interval (0, t*], found by bisection.
 
->>> from dpdash.accounting.ledger import Budget
+>>> from dpdash.accounting.budget import Budget
 >>> p = plan([PlannedQuery(mechanism="laplace", sensitivity=1.0, weight=1.0),
 ...           PlannedQuery(mechanism="laplace", sensitivity=1.0, weight=3.0)],
 ...          budget=Budget(epsilon=1.0), accountant="basic")
@@ -34,7 +34,7 @@ from dpdash.errors import DPDashError, ParameterError, UnsupportedEventError
 from dpdash.mechanisms import DiscreteGaussian, Gaussian, Geometric, Laplace, NoiseMechanism, Staircase
 
 if TYPE_CHECKING:
-    from dpdash.accounting.ledger import Budget
+    from dpdash.accounting.budget import Budget
 
 __all__ = [
     "MECHANISMS",

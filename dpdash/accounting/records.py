@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from dpdash import _validation as check
 from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
+from dpdash.accounting.budget import Budget
 from dpdash.accounting.events import PrivacyEvent
 from dpdash.errors import ParameterError, ParameterTypeError
 
@@ -34,26 +34,6 @@ __all__ = [
 def now() -> str:
     """The time now, UTC, ISO 8601 with microseconds: every ledger timestamp."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """A dataset's total privacy budget: (ε, δ)-DP for everything ever released from it.
-
-    Args:
-        epsilon: ε > 0.
-        delta: δ in [0, 1); 0 for a pure-DP budget.
-    """
-
-    epsilon: float
-    delta: float = 0.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        delta = check.non_negative_finite(self.delta, "delta")
-        if delta >= 1.0:
-            raise ParameterError(f"delta must be a number in [0, 1), got delta={self.delta!r}")
-        object.__setattr__(self, "delta", delta)
 
 
 @dataclass(frozen=True, slots=True)
