@@ -43,16 +43,16 @@ from dpdash.accounting import (
     GaussianEvent,
     GeometricEvent,
     LaplaceEvent,
-    Ledger,
     PrivacyEvent,
     PureDPEvent,
     clear_caches,
     event_for,
     get_accountant,
 )
-from dpdash.accounting import ledger as ledger_module
 from dpdash.accounting.events import canonical_json
-from dpdash.accounting.exports import EXPORT_VERSION, dataset_record, totals_record
+from dpdash.ledger import Ledger
+from dpdash.ledger import ledger as ledger_module
+from dpdash.ledger.exports import EXPORT_VERSION, dataset_record, totals_record
 
 TARGET_TOTALS = 1.0  # seconds
 TARGET_UPDATE = 0.200  # seconds

@@ -50,7 +50,6 @@ from dpdash.accounting import (
     GaussianEvent,
     GeometricEvent,
     LaplaceEvent,
-    Ledger,
     PrivacyEvent,
     PureDPEvent,
     ZCDPEvent,
@@ -58,9 +57,10 @@ from dpdash.accounting import (
     event_for,
     get_accountant,
 )
-from dpdash.accounting import ledger as ledger_module
 from dpdash.accounting.events import canonical_json
-from dpdash.accounting.records import INSERT_ENTRY
+from dpdash.ledger import Ledger
+from dpdash.ledger import ledger as ledger_module
+from dpdash.ledger.records import INSERT_ENTRY
 
 SIZES = (200, 1_000, 10_000)
 ACCOUNTANTS = ("tightest", "basic", "pld", "rdp", "zcdp")

@@ -22,8 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Budget, Ledger, event_for, fingerprint
+from dpdash.accounting import Budget, event_for
 from dpdash.datasets import synthetic_patients
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import DiscreteGaussian, Gaussian, Geometric, Laplace, Staircase
 from ui.state import ActiveTable
 

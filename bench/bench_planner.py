@@ -51,18 +51,10 @@ import time
 from collections.abc import Callable
 
 from dpdash import Gaussian, Laplace
-from dpdash.accounting import (
-    Budget,
-    Ledger,
-    PlannedQuery,
-    PrivacyEvent,
-    clear_caches,
-    event_for,
-    fingerprint,
-    get_accountant,
-)
+from dpdash.accounting import Budget, PlannedQuery, PrivacyEvent, clear_caches, event_for, get_accountant
 from dpdash.datasets import synthetic_patients
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.report import plan_report
 
 RELEASES = 1_000

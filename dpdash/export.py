@@ -125,11 +125,11 @@ new noise.
     python reproduce_release.py TABLE_FILE [--ledger LEDGER] [--preview]
 
 TABLE_FILE is the file the table was loaded from (CSV, TSV, Parquet or Excel), read as the app reads it.
-Its identity (dpdash.accounting.fingerprint of the table as read, before the type changes) must be the
+Its identity (dpdash.ledger.fingerprint of the table as read, before the type changes) must be the
 dataset's, IDENTITY: any other table is refused.
 
 A run is a real release. It spends from the dataset's budget in the dpdash ledger ($DPDASH_LEDGER, else
-dpdash.accounting.default_ledger_path(), or --ledger), all or nothing, and prints the released values only
+dpdash.ledger.default_ledger_path(), or --ledger), all or nothing, and prints the released values only
 after the spend is recorded. If the budget is short, nothing is recorded, nothing is printed as released,
 and the exit code is 1. With --preview it only simulates: numpy draws, no budget spent, and the numbers
 it prints are not a release and must not be published.
@@ -141,7 +141,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dpdash.accounting import Ledger, default_ledger_path, fingerprint
+from dpdash.ledger import Ledger, default_ledger_path, fingerprint
 from dpdash.errors import BudgetExceededError, DPDashError
 from dpdash.export import simulate_release
 from dpdash.loading import coerce_column, load_table
@@ -286,7 +286,7 @@ def release_script(
     """A Python script that makes the same release again, and only through the ledger.
 
     ``python reproduce_release.py TABLE_FILE [--ledger PATH] [--preview]`` reads the file with
-    ``dpdash.loading.load_table``, refuses it unless its identity (``dpdash.accounting.fingerprint``,
+    ``dpdash.loading.load_table``, refuses it unless its identity (``dpdash.ledger.fingerprint``,
     before any type change) is the release's ``dataset_identity``, re-applies ``coercions`` (the app's
     type changes, in order, with ``drop_invalid=lossy``), checks that the result is the exact table the
     release states (``dataset_fingerprint``), and releases the same query (its public facts are in

@@ -244,7 +244,7 @@ class Release:
     ``query`` (the spec, ``query_from_dict`` rebuilds it), ``mechanism``, ``pieces``, ``epsilon`` and
     ``delta`` (the total spent), ``neighbours``, ``unit_of_privacy``, ``guarantee``, ``accuracy``,
     ``combination`` (composite queries), ``dataset_fingerprint`` (the exact table queried),
-    ``dataset_identity`` (the budget's key: ``dpdash.accounting.fingerprint`` of the table as loaded),
+    ``dataset_identity`` (the budget's key: ``dpdash.ledger.fingerprint`` of the table as loaded),
     ``created_at`` (ISO 8601, UTC).
 
     NOT PRIVATE, kept apart (not compared, not serialised unless ``include_private=True``):
@@ -441,7 +441,7 @@ def release(
         options: further mechanism arguments that keep the calibration: only those in ``OPTIONS``
             (``{"calibration": "classic"}`` for Gaussian, ``{"gamma": 0.2}`` for Staircase); ε, δ and
             the sensitivity are refused there.
-        identity: the dataset identity the budget is kept under (``dpdash.accounting.fingerprint`` of
+        identity: the dataset identity the budget is kept under (``dpdash.ledger.fingerprint`` of
             the table as loaded, before any type changes; a source's ``fingerprint()``); computed from
             ``df`` when None.
 

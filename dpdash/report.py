@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from dpdash.accounting import Dataset, Entry, Plan, PrivacyTotal
-from dpdash.accounting.releases import group_releases
+from dpdash.accounting import Plan, PrivacyTotal
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
+from dpdash.ledger import Dataset, Entry
+from dpdash.ledger.releases import group_releases
 from dpdash.release import Release
 from dpdash.risk import max_detection_rate, posterior_bound
 from dpdash.wording import accuracy_words, guarantee, percent

@@ -7,7 +7,7 @@ ledger, ``default_workspace_path()``) holding, per table, under ``tables/<key>/`
 - ``source.bin``: the uploaded file's original bytes (never for a built-in example: those are rebuilt,
   nor for a connected table: that is opened again where it lives);
 - ``table.json``: the file name, the owner-given name, the table's identity (the budget's key,
-  ``dpdash.accounting.fingerprint`` of the table as loaded), the type changes applied since loading
+  ``dpdash.ledger.fingerprint`` of the table as loaded), the type changes applied since loading
   (``coercions``, in order, and ``lossy``), the declared public facts (bounds, categories, unit of
   privacy, notes) and, for an example, its name; for a connected table, where it lives
   (``dpdash.engines.SourceSpec``: a path, a database file, a password-free PostgreSQL URL, a Spark master,
@@ -80,7 +80,7 @@ def default_workspace_path() -> Path:
     configured = os.environ.get("DPDASH_WORKSPACE", "").strip()
     if configured:
         return Path(configured).expanduser()
-    from dpdash.accounting.ledger import default_ledger_location, local_data_folder
+    from dpdash.ledger.ledger import default_ledger_location, local_data_folder
 
     ledger = default_ledger_location()
     if isinstance(ledger, str):  # a PostgreSQL ledger: the workspace stays on this machine

@@ -14,11 +14,11 @@ import pandas as pd
 import streamlit as st
 
 from dpdash.access import Action
-from dpdash.accounting import Dataset, Entry, Ledger
-from dpdash.accounting.actions import describe
-from dpdash.accounting.releases import group_releases
 from dpdash.errors import DPDashError, LedgerError
 from dpdash.facts import Facts
+from dpdash.ledger import Dataset, Entry, Ledger
+from dpdash.ledger.actions import describe
+from dpdash.ledger.releases import group_releases
 from dpdash.report import released_values, stakeholder_report
 from dpdash.wording import guarantee
 from ui.access import guard_page

@@ -9,10 +9,11 @@ run_through_app()  # a bookmark opened first on a fresh server runs app.py's she
 import pandas as pd
 import streamlit as st
 
-from dpdash.accounting import ACCOUNTANT_NAMES, Budget, fingerprint
+from dpdash.accounting import ACCOUNTANT_NAMES, Budget
 from dpdash.datasets import EXAMPLES, PublicFacts
 from dpdash.errors import DPDashError
 from dpdash.facts import BOUNDING, Facts, Neighbours
+from dpdash.ledger import fingerprint
 from dpdash.loading import (
     COLUMN_KINDS,
     MAX_UPLOAD_MB,

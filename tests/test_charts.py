@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash.accounting import Budget, Ledger, event_for
+from dpdash.accounting import Budget, event_for
+from dpdash.ledger import Ledger
 from dpdash.mechanisms import Laplace
 from ui.budget_charts import accountant_role, count_axis, cumulative_budget_figure, cumulative_table
 from ui.chart_view import MAX_ROWS_PER_SERIES, figure_summary, figure_table, numbers_html

@@ -15,11 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash.accounting import Budget, Ledger, fingerprint
-from dpdash.accounting.releases import release_count
+from dpdash.accounting import Budget
 from dpdash.errors import ParameterError
 from dpdash.export import escape_cell, release_csv, release_script, simulate_release
 from dpdash.facts import Bounds
+from dpdash.ledger import Ledger, fingerprint
+from dpdash.ledger.releases import release_count
 from dpdash.loading import coerce_column, load_table
 from dpdash.mechanisms import Geometric, KeyThreshold
 from dpdash.queries import Histogram, KeyCounts, Mean, Quantile

@@ -124,7 +124,8 @@ def test_hostile_names_are_inert_literals(query) -> None:
 def test_script_with_hostile_names_runs_the_query_only(kind: str, tmp_path: Path) -> None:
     """The app's path: the file read by load_table (which cleans line breaks and invisible characters out
     of names; the rest reach the script as written), hostile columns re-typed, a budget in a ledger."""
-    from dpdash.accounting import Budget, Ledger, fingerprint
+    from dpdash.accounting import Budget
+    from dpdash.ledger import Ledger, fingerprint
     from dpdash.loading import coerce_column, load_table
 
     payloads = [p for p in PAYLOADS if "\x00" not in p]  # a NUL byte makes the file binary: refused

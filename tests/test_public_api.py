@@ -14,7 +14,9 @@ import pytest
 
 import dpdash
 
-PACKAGES = ["dpdash", "dpdash.audit", "dpdash.mechanisms", "dpdash.queries", "dpdash.sampling"]
+PACKAGES = [
+    "dpdash", "dpdash.audit", "dpdash.ledger", "dpdash.mechanisms", "dpdash.queries", "dpdash.sampling"
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", PACKAGES)

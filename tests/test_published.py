@@ -22,9 +22,10 @@ import pandas as pd
 import pytest
 
 from dpdash import preview, published
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget
 from dpdash.export import release_csv, release_script, simulate_release
 from dpdash.facts import Bins, Facts
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import ExponentialMechanism, Geometric, Laplace, PermuteAndFlip, ReportNoisyMax
 from dpdash.queries import (
     ContingencyTable,

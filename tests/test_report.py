@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdash.accounting import Budget, Ledger, PlannedQuery, event_for, fingerprint
+from dpdash.accounting import Budget, PlannedQuery, event_for
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Laplace
 from dpdash.queries import Count, Histogram
 from dpdash.release import release

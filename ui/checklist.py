@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dpdash.accounting.releases import release_count
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
+from dpdash.ledger.releases import release_count
 from dpdash.wording import protected_unit
 from ui.state import ActiveTable, ledger, registered
 from ui.text import md

@@ -2,7 +2,7 @@
 (``Ledger.decide_request``, then their ordinary release of exactly that request: ``ui.state.draw_release``
 and ``record_release`` under the request's uid, which the ledger records at most once and only as the
 release approved) or declines it with a reason. The requests are kept in the ledger
-(``Ledger.request_release``; ``dpdash.accounting.release_requests``), so every app server sharing a
+(``Ledger.request_release``; ``dpdash.ledger.release_requests``), so every app server sharing a
 ledger sees them; each step checks the role where it acts.
 """
 
@@ -15,9 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from dpdash.access import Action
-from dpdash.accounting import Dataset, RequestRecord, event_for, get_accountant, running
+from dpdash.accounting import event_for, get_accountant, running
 from dpdash.errors import DPDashError, LedgerError
 from dpdash.key_release import key_mechanism
+from dpdash.ledger import Dataset, RequestRecord
 from dpdash.queries import KeyCounts, Query, SelectionQuery, query_from_dict
 from dpdash.release import MECHANISMS, Release, calibrate, describe_postprocessing, mechanism_class
 from ui.state import (

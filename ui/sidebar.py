@@ -8,8 +8,8 @@ import streamlit as st
 # dpdash.accounting half-imported by the other (a partially initialised module). A plain `import dpdash`
 # waits until the other thread has finished importing the package (Python's per-module import lock).
 import dpdash  # noqa: F401
-from dpdash.accounting.releases import release_count
 from dpdash.errors import DPDashError
+from dpdash.ledger.releases import release_count
 from dpdash.wording import guarantee
 from ui.state import active_table, aligned_table, budget_status, ledger, registered, row_count
 from ui.text import md, show_guarantee

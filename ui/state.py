@@ -1,7 +1,7 @@
 """Per-user state: the loaded table and this browser session's ledger handle, in ``st.session_state``.
 
 Nothing here is shared between users (no module globals, no ``st.cache_resource``). The budget itself
-lives in the persistent ledger (``dpdash.accounting.Ledger``, an SQLite file), so it survives refreshes
+lives in the persistent ledger (``dpdash.ledger.Ledger``, an SQLite file), so it survives refreshes
 and restarts; the session only keeps a handle to it. The tables the owner chose, their type changes and
 declared facts are kept in the workspace beside the ledger (``dpdash.workspace``): a new browser session
 (a reload, a server restart) opens the workspace's active table again.
@@ -26,14 +26,14 @@ import pandas as pd
 import streamlit as st
 
 from dpdash.access import Action, DatasetRef, Role
-from dpdash.accounting import BudgetStatus, Dataset, Entry, Ledger, Session, fingerprint
-from dpdash.accounting.actions import short
-from dpdash.accounting.versions import RecordedUnit
 from dpdash.datasets import EXAMPLES, PublicFacts, load_example
 from dpdash.engines import Source, SourceSpec
 from dpdash.engines import evaluate as evaluate_in_engine
 from dpdash.errors import AccessDenied, DPDashError
 from dpdash.facts import Facts
+from dpdash.ledger import BudgetStatus, Dataset, Entry, Ledger, Session, fingerprint
+from dpdash.ledger.actions import short
+from dpdash.ledger.versions import RecordedUnit
 from dpdash.loading import coerce_column, load_table
 from dpdash.queries import Evaluation, Query
 from dpdash.release import Release, dataset_fingerprint, release
@@ -56,7 +56,7 @@ T = TypeVar("T")
 class ActiveTable:
     """The table this session works on, with its declared public facts.
 
-    ``identity`` is the key its budget is kept under (``dpdash.accounting.fingerprint`` of the table as
+    ``identity`` is the key its budget is kept under (``dpdash.ledger.fingerprint`` of the table as
     first loaded: the same whatever types are chosen later); ``fingerprint`` is the exact table as it is now
     (``dataset_fingerprint``, what a release record states); ``coercions`` are the type changes applied
     since loading, in order, as (column, kind), with ``lossy`` whether values that did not convert became

@@ -1,16 +1,14 @@
-"""Privacy accounting: events as data, accountants as strategies, and the persistent budget ledger.
+"""Privacy accounting, the mathematics of privacy loss: events as data, accountants as strategies, running
+composition and planning. Nothing here stores anything: the persistent budget ledger is ``dpdash.ledger``,
+which uses this package (never the reverse).
 
 - ``events``: one frozen event per release (``event_for(mechanism, query=...)``), JSON-able.
 - Accountants (``get_accountant(name)``): ``basic``, ``advanced`` (Dwork–Rothblum–Vadhan), ``optimal``
   (Kairouz–Oh–Viswanath), ``zcdp`` (with the Canonne–Kamath–Steinke conversion), ``rdp`` and ``pld`` (via
   Google's dp_accounting), and ``tightest`` (the minimum of them all). Each answers "total ε at δ" and
   "total δ at ε" for a list of events; group privacy applies to any total.
-- ``Ledger``: datasets with budgets, sessions and releases in one SQLite file, or in a PostgreSQL database
-  shared by many processes (``Ledger("postgresql://...")``); a spend checks and records in one
-  transaction, or raises ``BudgetExceededError`` saying what remains; every write records who did it in
-  the log of actions (``Ledger.actions``), in the same transaction; an analyst's release requests wait for
-  the owner's decision (``Ledger.request_release``, ``decide_request``).
-- Planning: ``plan`` (PSI-style allocation of what remains), ``what_if``, ``max_releases``.
+- ``running``: a growing history's composed state, so that a new release composes only what is new.
+- ``Budget`` and planning: ``plan`` (PSI-style allocation of what remains), ``what_if``, ``max_releases``.
 
 >>> from dpdash import Laplace
 >>> events = [event_for(Laplace(epsilon=0.1, sensitivity=1.0), query="count")] * 10
@@ -38,19 +36,6 @@ from dpdash.accounting.events import (
     event_from_dict,
     events_for_release,
 )
-from dpdash.accounting.ledger import (
-    Action,
-    BudgetStatus,
-    Dataset,
-    Entry,
-    ImportReport,
-    Ledger,
-    RequestRecord,
-    Session,
-    default_ledger_location,
-    default_ledger_path,
-    fingerprint,
-)
 from dpdash.accounting.optimal import OptimalComposition, kov_delta, kov_epsilon
 from dpdash.accounting.planning import (
     Plan,
@@ -67,27 +52,20 @@ from dpdash.accounting.rdp import RDPAccountant
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, clear_caches, get_accountant
 from dpdash.accounting.tightest import TightestAccountant
 from dpdash.accounting.zcdp import ZCDPAccountant, zcdp_delta, zcdp_epsilon
-from dpdash.errors import BudgetExceededError, LedgerError, UnsupportedEventError
+from dpdash.errors import BudgetExceededError, UnsupportedEventError
 
 __all__ = [
     "ACCOUNTANT_NAMES",
     "Accountant",
-    "Action",
     "AdvancedComposition",
     "ApproxDPEvent",
     "BasicComposition",
     "Budget",
     "BudgetExceededError",
-    "BudgetStatus",
-    "Dataset",
     "DiscreteGaussianEvent",
-    "Entry",
     "GaussianEvent",
     "GeometricEvent",
-    "ImportReport",
     "LaplaceEvent",
-    "Ledger",
-    "LedgerError",
     "NonPrivateEvent",
     "OptimalComposition",
     "PLDAccountant",
@@ -98,8 +76,6 @@ __all__ = [
     "PrivacyTotal",
     "PureDPEvent",
     "RDPAccountant",
-    "RequestRecord",
-    "Session",
     "TightestAccountant",
     "UnsupportedEventError",
     "WhatIf",
@@ -107,13 +83,10 @@ __all__ = [
     "ZCDPEvent",
     "clear_caches",
     "cumulative_totals",
-    "default_ledger_location",
-    "default_ledger_path",
     "drv_epsilon",
     "event_for",
     "event_from_dict",
     "events_for_release",
-    "fingerprint",
     "get_accountant",
     "group_privacy",
     "kov_delta",

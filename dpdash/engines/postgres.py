@@ -55,7 +55,7 @@ def open_postgres(
         raise ParameterError(f"give one host in the PostgreSQL URL, got {host!r}")
     options = libpq_options(secret)
     if ledger is None:
-        from dpdash.accounting.ledger import default_ledger_location
+        from dpdash.ledger.ledger import default_ledger_location
 
         ledger = default_ledger_location()
     addresses = resolve(host, port)

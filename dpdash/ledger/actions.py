@@ -32,9 +32,9 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from dpdash.accounting.records import Action, now
-from dpdash.accounting.storage.base import Connection
 from dpdash.errors import LedgerError, ParameterError, ParameterTypeError
+from dpdash.ledger.records import Action, now
+from dpdash.ledger.storage.base import Connection
 
 __all__ = [
     "ACTIONS",

@@ -17,15 +17,15 @@ import math
 from typing import Any
 
 from dpdash.accounting import running
-from dpdash.accounting.actions import action_from_record
 from dpdash.accounting.basic import basic_sums
 from dpdash.accounting.events import PrivacyEvent, canonical_json, event_from_dict
-from dpdash.accounting.records import Action, Budget, Dataset, Entry, Session
-from dpdash.accounting.records import text as _text
 from dpdash.accounting.registry import get_accountant
-from dpdash.accounting.signing import signed_by
-from dpdash.accounting.versions import RecordedUnit, Version, columns_tuple, row_count, unit_of
 from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTypeError, UnsupportedEventError
+from dpdash.ledger.actions import action_from_record
+from dpdash.ledger.records import Action, Budget, Dataset, Entry, Session
+from dpdash.ledger.records import text as _text
+from dpdash.ledger.signing import signed_by
+from dpdash.ledger.versions import RecordedUnit, Version, columns_tuple, row_count, unit_of
 
 __all__ = [
     "EXPORT_FORMAT",

@@ -61,7 +61,23 @@ from typing import Any
 from dpdash import _validation as check
 from dpdash.accounting import running
 from dpdash.accounting.accountant import PrivacyTotal
-from dpdash.accounting.actions import (
+from dpdash.accounting.events import (
+    PrivacyEvent,
+    canonical_json,
+    event_for,
+    event_from_dict,
+    events_for_release,
+)
+from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
+from dpdash.errors import (
+    BudgetExceededError,
+    DPDashError,
+    LedgerError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedEventError,
+)
+from dpdash.ledger.actions import (
     APP_ACTIONS,
     details_of,
     insert_actions,
@@ -70,22 +86,15 @@ from dpdash.accounting.actions import (
     short,
     user_label,
 )
-from dpdash.accounting.events import (
-    PrivacyEvent,
-    canonical_json,
-    event_for,
-    event_from_dict,
-    events_for_release,
-)
-from dpdash.accounting.exports import (
+from dpdash.ledger.exports import (
     EXPORT_FORMAT,
 )
-from dpdash.accounting.published import (
+from dpdash.ledger.published import (
     insert_published,
     read_published,
     record_of,
 )
-from dpdash.accounting.records import (
+from dpdash.ledger.records import (
     DATASET_COLUMNS,
     INSERT_DATASET,
     INSERT_ENTRY,
@@ -99,10 +108,9 @@ from dpdash.accounting.records import (
     Session,
     entry_row,
 )
-from dpdash.accounting.records import now as _now
-from dpdash.accounting.records import text as _text
-from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
-from dpdash.accounting.release_requests import (
+from dpdash.ledger.records import now as _now
+from dpdash.ledger.records import text as _text
+from dpdash.ledger.release_requests import (
     MAX_REASON,
     MAX_WAITING,
     STATUSES,
@@ -114,11 +122,11 @@ from dpdash.accounting.release_requests import (
     same_release,
     waiting_of,
 )
-from dpdash.accounting.request_ids import insert_request, read_request, request_id_of
-from dpdash.accounting.storage import is_url, open_store
-from dpdash.accounting.storage.base import SCHEMA_VERSION, Connection, Store
-from dpdash.accounting.transfer import Transfer
-from dpdash.accounting.versions import (
+from dpdash.ledger.request_ids import insert_request, read_request, request_id_of
+from dpdash.ledger.storage import is_url, open_store
+from dpdash.ledger.storage.base import SCHEMA_VERSION, Connection, Store
+from dpdash.ledger.transfer import Transfer
+from dpdash.ledger.versions import (
     DistinctPopulation,
     LookAlike,
     RecordedUnit,
@@ -135,14 +143,6 @@ from dpdash.accounting.versions import (
     shapes,
     unit_mismatch,
     unit_of,
-)
-from dpdash.errors import (
-    BudgetExceededError,
-    DPDashError,
-    LedgerError,
-    ParameterError,
-    ParameterTypeError,
-    UnsupportedEventError,
 )
 
 __all__ = [

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from dpdash.accounting.storage.base import Connection
+from dpdash.ledger.storage.base import Connection
 
 __all__ = ["insert_published", "read_published", "record_of"]
 

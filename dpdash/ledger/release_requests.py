@@ -30,9 +30,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dpdash import _validation as check
-from dpdash.accounting.records import RequestRecord
-from dpdash.accounting.storage.base import Connection
 from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTypeError
+from dpdash.ledger.records import RequestRecord
+from dpdash.ledger.storage.base import Connection
 
 __all__ = [
     "MAX_REASON",

@@ -10,7 +10,8 @@ commits to disk (``synchronous = FULL``) before the next can start. Imports keep
 release stays one release in every ledger it travels to.
 
 >>> from dpdash import Laplace
->>> from dpdash.accounting import Entry, event_for
+>>> from dpdash.accounting import event_for
+>>> from dpdash.ledger import Entry
 >>> def entry(uid, created, query):
 ...     event = event_for(Laplace(epsilon=0.5, sensitivity=1.0), query=query)
 ...     return Entry(uid, "sha256:x", "s1", created, event)
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dpdash.accounting.ledger import Entry
+from dpdash.ledger.ledger import Entry
 
 __all__ = ["group_releases", "release_count"]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 
-from dpdash.accounting.storage.base import Connection
 from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.ledger.storage.base import Connection
 
 __all__ = ["MAX_LENGTH", "insert_request", "read_request", "request_id_of"]
 

@@ -66,7 +66,7 @@ def read_key_file(path: str | os.PathLike[str]) -> str:
     if not _PRIVATE.fullmatch(text):
         raise LedgerError(
             f"the signing key file {path} holds no Ed25519 private key (64 hex digits, as "
-            "`python -m dpdash.accounting.storage.postgres_setup` writes it)"
+            "`python -m dpdash.ledger.storage.postgres_setup` writes it)"
         )
     return text
 

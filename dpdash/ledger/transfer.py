@@ -16,29 +16,34 @@ from pathlib import Path
 from typing import Any
 
 from dpdash.accounting import running
-from dpdash.accounting.actions import (
+from dpdash.accounting.events import (
+    canonical_json,
+)
+from dpdash.accounting.registry import get_accountant
+from dpdash.errors import (
+    LedgerError,
+    UnsupportedEventError,
+)
+from dpdash.ledger.actions import (
     action_record,
     insert_actions,
     read_actions,
     short,
 )
-from dpdash.accounting.events import (
-    canonical_json,
-)
-from dpdash.accounting.exports import (
+from dpdash.ledger.exports import (
     EXPORT_FORMAT,
     EXPORT_VERSION,
     parse_export,
     same_event,
 )
-from dpdash.accounting.exports import dataset_record as _dataset_record
-from dpdash.accounting.exports import entry_record as _entry_record
-from dpdash.accounting.exports import totals_record as _totals_record
-from dpdash.accounting.published import (
+from dpdash.ledger.exports import dataset_record as _dataset_record
+from dpdash.ledger.exports import entry_record as _entry_record
+from dpdash.ledger.exports import totals_record as _totals_record
+from dpdash.ledger.published import (
     insert_published,
     read_published,
 )
-from dpdash.accounting.records import (
+from dpdash.ledger.records import (
     INSERT_DATASET,
     INSERT_ENTRY,
     Action,
@@ -48,10 +53,9 @@ from dpdash.accounting.records import (
     Session,
     entry_row,
 )
-from dpdash.accounting.records import now as _now
-from dpdash.accounting.records import text as _text
-from dpdash.accounting.registry import get_accountant
-from dpdash.accounting.signing import (
+from dpdash.ledger.records import now as _now
+from dpdash.ledger.records import text as _text
+from dpdash.ledger.signing import (
     KEY_FILE_VARIABLE,
     new_private_key,
     public_key,
@@ -59,8 +63,8 @@ from dpdash.accounting.signing import (
     sign,
     valid_public_key,
 )
-from dpdash.accounting.storage.base import PUBLIC_KEY
-from dpdash.accounting.versions import (
+from dpdash.ledger.storage.base import PUBLIC_KEY
+from dpdash.ledger.versions import (
     RecordedUnit,
     Version,
     insert_unit,
@@ -68,10 +72,6 @@ from dpdash.accounting.versions import (
     read_unit,
     read_versions,
     resolve,
-)
-from dpdash.errors import (
-    LedgerError,
-    UnsupportedEventError,
 )
 
 __all__ = ["TRUSTED_PREFIX", "Transfer"]
@@ -125,7 +125,7 @@ class Transfer:
             raise LedgerError(
                 f"cannot sign for the ledger {self._where}: it keeps its signing key outside the database "
                 f"(its public key is {expected}). Set {KEY_FILE_VARIABLE} to the key file its administrator "
-                "wrote with `python -m dpdash.accounting.storage.postgres_setup`; nothing was exported."
+                "wrote with `python -m dpdash.ledger.storage.postgres_setup`; nothing was exported."
             )
         private = read_key_file(path)
         if public_key(private) != expected:

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpdash.accounting.storage.base import Connection
 from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTypeError
 from dpdash.facts import Facts
+from dpdash.ledger.storage.base import Connection
 
 __all__ = [
     "DistinctPopulation",

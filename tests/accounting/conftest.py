@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from dpdash.accounting import Ledger
+from dpdash.ledger import Ledger
 
 if TYPE_CHECKING:
     from tests.servers import PostgresServer

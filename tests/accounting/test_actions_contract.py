@@ -19,12 +19,13 @@ from typing import Any
 import psycopg
 import pytest
 
-from dpdash.accounting import Action, BudgetExceededError, LaplaceEvent, Ledger, LedgerError
-from dpdash.accounting import ledger as ledger_module
-from dpdash.accounting.actions import ACTIONS, MAX_DETAILS, MAX_USER, describe
-from dpdash.accounting.signing import new_private_key, public_key, sign
+from dpdash.accounting import BudgetExceededError, LaplaceEvent
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.facts import Facts
+from dpdash.ledger import Action, Ledger, LedgerError
+from dpdash.ledger import ledger as ledger_module
+from dpdash.ledger.actions import ACTIONS, MAX_DETAILS, MAX_USER, describe
+from dpdash.ledger.signing import new_private_key, public_key, sign
 from dpdash.queries import Count
 from tests.accounting import workers
 from tests.accounting.conftest import LEDGER_PASSWORD, make_location
@@ -215,7 +216,7 @@ def test_hostile_labels_and_details_are_refused_or_kept_as_text(ledger: Ledger, 
 def test_one_person_may_have_at_most_max_waiting_requests_on_a_table(ledger: Ledger) -> None:
     """A flood of requests is refused at the cap, with a message and nothing recorded (issue 25, item 7);
     others may still ask, and a decision makes room."""
-    from dpdash.accounting.release_requests import MAX_WAITING
+    from dpdash.ledger.release_requests import MAX_WAITING
 
     ds = register(ledger)
     planned = {"query": Count().to_dict(), "mechanism": "geometric", "epsilon": 0.1}

@@ -18,11 +18,12 @@ from typing import Any
 
 import pytest
 
-from dpdash.accounting import Budget, LaplaceEvent, Ledger, LedgerError
+from dpdash.accounting import Budget, LaplaceEvent
 from dpdash.accounting.events import canonical_json, event_from_dict
-from dpdash.accounting.exports import totals_record as _totals_record
-from dpdash.accounting.ledger import Dataset
-from dpdash.accounting.signing import new_private_key, public_key, sign
+from dpdash.ledger import Ledger, LedgerError
+from dpdash.ledger.exports import totals_record as _totals_record
+from dpdash.ledger.ledger import Dataset
+from dpdash.ledger.signing import new_private_key, public_key, sign
 
 A, B = "sha256:table-a", "sha256:table-b"
 AB = (A, B)
@@ -240,7 +241,7 @@ def test_an_import_does_not_recompute_the_stated_accountant_total(
     """Verifying an export checks its count and basic totals only: the stated total under the dataset's
     accountant (which for PLD means composing every entry from scratch, 30 s for 3 000 varied entries) is
     not recomputed; the signature proves the document, and the ledger computes its own totals."""
-    from dpdash.accounting import exports, transfer
+    from dpdash.ledger import exports, transfer
 
     text = source.export_json(A)
 

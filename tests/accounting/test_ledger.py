@@ -17,24 +17,20 @@ from dpdash import Gaussian, Laplace
 from dpdash.accounting import (
     Budget,
     BudgetExceededError,
-    Dataset,
     GaussianEvent,
     LaplaceEvent,
-    Ledger,
-    LedgerError,
     NonPrivateEvent,
     PureDPEvent,
     UnsupportedEventError,
     ZCDPEvent,
-    default_ledger_path,
     event_for,
-    fingerprint,
     get_accountant,
     running,
 )
-from dpdash.accounting import ledger as ledger_module
-from dpdash.accounting.records import INSERT_ENTRY
 from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.ledger import Dataset, Ledger, LedgerError, default_ledger_path, fingerprint
+from dpdash.ledger import ledger as ledger_module
+from dpdash.ledger.records import INSERT_ENTRY
 
 FINGERPRINT = fingerprint(b"id,age\n1,40\n2,51\n")
 

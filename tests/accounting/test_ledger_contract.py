@@ -24,15 +24,13 @@ from dpdash.accounting import (
     BudgetExceededError,
     GaussianEvent,
     LaplaceEvent,
-    Ledger,
-    LedgerError,
     ZCDPEvent,
-    fingerprint,
     get_accountant,
 )
-from dpdash.accounting.storage.base import COLUMNS
 from dpdash.errors import ParameterError
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, LedgerError, fingerprint
+from dpdash.ledger.storage.base import COLUMNS
 from dpdash.mechanisms import Geometric
 from dpdash.queries import Count, Mean
 from tests.accounting import workers

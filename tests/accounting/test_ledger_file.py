@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from dpdash.accounting import Budget, LaplaceEvent, Ledger, LedgerError
-from dpdash.accounting.ledger_file import marker_path
+from dpdash.accounting import Budget, LaplaceEvent
+from dpdash.ledger import Ledger, LedgerError
+from dpdash.ledger.ledger_file import marker_path
 
 FINGERPRINT = "sha256:file-tests"
 EVENT = LaplaceEvent(epsilon=0.1, sensitivity=1.0, query="count")

@@ -15,7 +15,6 @@ from dpdash.accounting import (
     Budget,
     BudgetExceededError,
     LaplaceEvent,
-    Ledger,
     NonPrivateEvent,
     PlannedQuery,
     PrivacyEvent,
@@ -31,6 +30,7 @@ from dpdash.accounting import (
 from dpdash.accounting.accountant import REL_SLACK, Accountant
 from dpdash.accounting.planning import _FACTOR_RTOL
 from dpdash.errors import ParameterError, UnsupportedEventError
+from dpdash.ledger import Ledger
 
 
 def test_unlocked_rows_share_the_remainder_by_weight() -> None:

@@ -14,9 +14,10 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
-from dpdash.accounting import Budget, LaplaceEvent, Ledger, LedgerError, default_ledger_location
-from dpdash.accounting.ledger import default_ledger_path
-from dpdash.accounting.storage import postgres as backend
+from dpdash.accounting import Budget, LaplaceEvent
+from dpdash.ledger import Ledger, LedgerError, default_ledger_location
+from dpdash.ledger.ledger import default_ledger_path
+from dpdash.ledger.storage import postgres as backend
 from dpdash.workspace import default_workspace_path
 from tests.accounting import workers
 from tests.accounting.conftest import LEDGER_PASSWORD, LEDGER_ROLE

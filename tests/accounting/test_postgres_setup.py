@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 
-from dpdash.accounting import Budget, LaplaceEvent, Ledger, LedgerError
-from dpdash.accounting.signing import new_private_key, read_key_file, signed_by, write_key_file
-from dpdash.accounting.storage.base import COLUMNS
-from dpdash.accounting.storage.postgres_setup import main, set_up
+from dpdash.accounting import Budget, LaplaceEvent
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, LedgerError
+from dpdash.ledger.signing import new_private_key, read_key_file, signed_by, write_key_file
+from dpdash.ledger.storage.base import COLUMNS
+from dpdash.ledger.storage.postgres_setup import main, set_up
 from dpdash.queries import Count
 from tests.accounting.conftest import LEDGER_ROLE
 from tests.accounting.test_ledger_contract import FP, count_release

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from dpdash import Laplace, release
-from dpdash.accounting import Budget, LaplaceEvent, Ledger, RequestRecord
+from dpdash.accounting import Budget, LaplaceEvent
 from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTypeError
+from dpdash.ledger import Ledger, RequestRecord
 from dpdash.queries import Count, Mean
 from tests.accounting import workers
 from tests.accounting.test_ledger_contract import FP, TABLE, race, register

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dpdash.accounting import Budget, LaplaceEvent, Ledger, LedgerError, get_accountant
+from dpdash.accounting import Budget, LaplaceEvent, get_accountant
+from dpdash.ledger import Ledger, LedgerError
 from tests.accounting import workers
 
 FINGERPRINT = "sha256:shared-dataset"

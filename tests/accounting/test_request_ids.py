@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dpdash.accounting import Budget, LaplaceEvent, Ledger, LedgerError
-from dpdash.accounting.ledger import SCHEMA_VERSION
+from dpdash.accounting import Budget, LaplaceEvent
+from dpdash.ledger import Ledger, LedgerError
+from dpdash.ledger.ledger import SCHEMA_VERSION
 from tests.accounting.test_ledger_file import unwritable
 
 FP = "sha256:requests"

@@ -418,7 +418,7 @@ def test_a_huge_budget_is_checked_without_overflow(limit: float) -> None:
 
 _FRESH_TOTALS = """
 import json, sys
-from dpdash.accounting import Ledger
+from dpdash.ledger import Ledger
 with Ledger(sys.argv[1]) as ledger:
     (ds,) = ledger.datasets()
     totals = ledger.totals(ds)
@@ -438,7 +438,8 @@ def test_a_ledgers_totals_are_the_same_to_the_bit_in_a_fresh_process_and_a_runni
     import sys
     from pathlib import Path
 
-    from dpdash.accounting import Budget, Ledger
+    from dpdash.accounting import Budget
+    from dpdash.ledger import Ledger
 
     rng = random.Random(26)
     running.clear()

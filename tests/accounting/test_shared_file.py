@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from dpdash.accounting import Budget, BudgetExceededError, LaplaceEvent, Ledger
+from dpdash.accounting import Budget, BudgetExceededError, LaplaceEvent
+from dpdash.ledger import Ledger
 
 FINGERPRINT = "sha256:shared-file"
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +50,8 @@ def outside_reader(path: Path) -> None:
 def outside_spend(path: Path, epsilon: float, fingerprint: str = FINGERPRINT) -> str:
     """Another dpdash process opens the ledger, tries one spend and closes: 'spent' or 'refused'."""
     done = run_python(f"""
-        from dpdash.accounting import BudgetExceededError, LaplaceEvent, Ledger
+        from dpdash.accounting import BudgetExceededError, LaplaceEvent
+        from dpdash.ledger import Ledger
         with Ledger({str(path)!r}) as ledger:
             try:
                 event = LaplaceEvent(epsilon={epsilon}, sensitivity=1.0, query="outside")
@@ -64,7 +66,7 @@ def outside_spend(path: Path, epsilon: float, fingerprint: str = FINGERPRINT) ->
 def committed(path: Path) -> list[str]:
     """The queries of the committed entries, read by a fresh process."""
     done = run_python(f"""
-        from dpdash.accounting import Ledger
+        from dpdash.ledger import Ledger
         with Ledger({str(path)!r}) as ledger:
             print("\\n".join(e.query for e in ledger.entries({FINGERPRINT!r})))
     """)
@@ -106,7 +108,8 @@ def test_spend_of_a_killed_handle_survives(path: Path) -> None:
     disk, and an outside spend that would exceed the budget with it is refused."""
     script = textwrap.dedent(f"""
         import sys, time
-        from dpdash.accounting import LaplaceEvent, Ledger
+        from dpdash.accounting import LaplaceEvent
+        from dpdash.ledger import Ledger
         a = Ledger({str(path)!r})
         b = Ledger({str(path)!r})
         print("open", flush=True)

@@ -6,8 +6,9 @@ import os
 import time
 from typing import Any
 
-from dpdash.accounting import BudgetExceededError, LaplaceEvent, Ledger
+from dpdash.accounting import BudgetExceededError, LaplaceEvent
 from dpdash.errors import ParameterError
+from dpdash.ledger import Ledger
 
 
 def spend_until_refused(path: str, fingerprint: str, epsilon: float, start: Any, results: Any) -> None:
@@ -41,7 +42,7 @@ def spend_once(path: str, fingerprint: str, epsilon: float, start: Any, results:
 def spend_and_hang(path: str, fingerprint: str, ready: Any, pause_before_commit: bool) -> None:
     """Spend once and hang, either inside the transaction (entry written, not committed) or after the
     commit, so that the parent can kill this process there."""
-    from dpdash.accounting import ledger as ledger_module
+    from dpdash.ledger import ledger as ledger_module
 
     def hang() -> None:
         ready.set()
@@ -101,7 +102,7 @@ def spend_through_outage(path: str, fingerprint: str, epsilon: float, start: Any
     refuses. A request that fails (server down, connection lost during its commit) is sent again under
     the same id until it has an answer. Each acknowledged spend is reported at once, as ("ack", request
     id, entry uid); then ("done", number of errors met). ("ready",) says the ledger is open."""
-    from dpdash.accounting import LedgerError
+    from dpdash.ledger import LedgerError
 
     ledger = Ledger(path, timeout=2)
     results.put(("ready",))

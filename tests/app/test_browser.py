@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from dpdash.accounting import Ledger
+from dpdash.ledger import Ledger
 from dpdash.report import figure, released_values
 
 if TYPE_CHECKING:

@@ -17,8 +17,9 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
-from dpdash.accounting import Budget, Ledger, event_for, fingerprint
+from dpdash.accounting import Budget, event_for
 from dpdash.datasets import synthetic_patients
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric
 from tests.app.conftest import (
     NavPage,

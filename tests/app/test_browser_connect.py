@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
-from dpdash.accounting import Ledger
 from dpdash.engines import open_files
+from dpdash.ledger import Ledger
 from tests.app.conftest import find_free_port, start_streamlit, stop_process
 from tests.app.test_browser_upload_flow import keyed, release_now, wait_until_idle
 

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget
 from dpdash.datasets import synthetic_patients
+from dpdash.ledger import Ledger, fingerprint
 from tests.accounting.test_shared_file import outside_reader, outside_spend
 from tests.app.conftest import find_free_port, start_streamlit, stop_process
 

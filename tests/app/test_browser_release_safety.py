@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from dpdash.accounting import Ledger, fingerprint
 from dpdash.datasets import synthetic_patients
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.loading import load_table
 from tests.app.conftest import REPO_ROOT, find_free_port, start_streamlit, stop_process
 from tests.app.test_browser_ledger import wait_until_idle

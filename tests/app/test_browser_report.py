@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pytest
 
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Count, Histogram, Mean
 from dpdash.release import release

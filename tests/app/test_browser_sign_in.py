@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import expect
 
-from dpdash.accounting import Ledger
+from dpdash.ledger import Ledger
 from tests.app.conftest import (
     OUTPUT_DIR,
     StreamlitServer,

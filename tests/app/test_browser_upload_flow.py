@@ -21,8 +21,9 @@ import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
-from dpdash.accounting import LaplaceEvent, Ledger, fingerprint
-from dpdash.accounting.releases import release_count
+from dpdash.accounting import LaplaceEvent
+from dpdash.ledger import Ledger, fingerprint
+from dpdash.ledger.releases import release_count
 from dpdash.loading import load_table
 from tests.app.conftest import REPO_ROOT, find_free_port, start_streamlit, stop_process
 

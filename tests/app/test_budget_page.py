@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Budget, Ledger, event_for, fingerprint
+from dpdash.accounting import Budget, event_for
 from dpdash.datasets import synthetic_patients
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric
 
 if TYPE_CHECKING:
@@ -151,8 +152,8 @@ def test_an_export_that_cannot_be_signed_says_why_before_the_click(
     owner reads what to set instead of an export button that would fail on the click."""
     import sqlite3
 
-    from dpdash.accounting.signing import KEY_FILE_VARIABLE
-    from dpdash.accounting.storage.base import PUBLIC_KEY
+    from dpdash.ledger.signing import KEY_FILE_VARIABLE
+    from dpdash.ledger.storage.base import PUBLIC_KEY
 
     path = tmp_path / "ledger.sqlite"
     monkeypatch.setenv("DPDASH_LEDGER", str(path))

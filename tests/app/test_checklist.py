@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Budget, LaplaceEvent, Ledger, fingerprint
+from dpdash.accounting import Budget, LaplaceEvent
 from dpdash.datasets import PublicFacts, synthetic_patients
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, fingerprint
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

@@ -24,8 +24,8 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
 
 def _status(tmp_path: Path):  # type: ignore[no-untyped-def]
     """The example table's budget status, read from the ledger file itself."""
-    from dpdash.accounting import Ledger, fingerprint
     from dpdash.datasets import synthetic_patients
+    from dpdash.ledger import Ledger, fingerprint
 
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         return ledger.status(fingerprint(synthetic_patients().data))

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Ledger
 from dpdash.engines import SourceSpec, open_files
+from dpdash.ledger import Ledger
 from dpdash.queries import Sum
 from dpdash.workspace import Workspace
 from tests.app.test_data_page_upload import new_session, save_facts, set_budget, sidebar_text, widget

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Ledger, fingerprint
 from dpdash.facts import Facts, GroupBounds
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.loading import load_table
 from dpdash.workspace import Workspace
 

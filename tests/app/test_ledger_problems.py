@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Budget, Ledger, event_for, fingerprint
+from dpdash.accounting import Budget, event_for
 from dpdash.datasets import synthetic_patients
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric
 from tests.accounting.test_ledger_file import remove_ledger_files, unwritable
 from ui.text import md

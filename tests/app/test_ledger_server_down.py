@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Ledger
+from dpdash.ledger import Ledger
 from tests.app.conftest import PG_LEDGER_PASSWORD, budgeted_app
 
 if TYPE_CHECKING:

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Budget, Ledger, event_for, fingerprint
+from dpdash.accounting import Budget, event_for
 from dpdash.datasets import PublicFacts, synthetic_patients
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric
 from dpdash.release import dataset_fingerprint
 

@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget
 from dpdash.datasets import PublicFacts
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.release import dataset_fingerprint
 
 APP = Path(__file__).resolve().parents[2] / "app.py"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Ledger
 from dpdash.errors import LedgerError
+from dpdash.ledger import Ledger
 from tests.app.conftest import budgeted_app
 
 

@@ -17,9 +17,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpdash.export
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget
 from dpdash.datasets import PublicFacts, synthetic_patients
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.loading import coerce_column, load_table
 from dpdash.release import dataset_fingerprint
 from ui.state import ActiveTable

@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget
 from dpdash.datasets import PublicFacts
 from dpdash.errors import BudgetExceededError
 from dpdash.facts import Facts
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.loading import load_table
 from dpdash.queries import Count, Sum
 from dpdash.workspace import Workspace
@@ -359,7 +360,7 @@ def test_a_flood_of_requests_is_read_a_page_at_a_time_and_true_answers_on_demand
 ) -> None:
     """25 waiting requests (issue 25, item 7): the owner's page lists 10 at a time and computes no true
     answer until asked for one; the 21st request of one analyst is refused with a message."""
-    from dpdash.accounting.release_requests import MAX_WAITING
+    from dpdash.ledger.release_requests import MAX_WAITING
 
     ledger = Ledger()
     (record,) = ledger.datasets()

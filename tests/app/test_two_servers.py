@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import Browser, WebSocket, expect
 
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget
 from dpdash.datasets import load_example
+from dpdash.ledger import Ledger, fingerprint
 from tests.app import ws_client
 from tests.app.conftest import StreamlitServer, find_free_port, start_streamlit, stop_process
 from tests.app.test_browser import wait_until_idle

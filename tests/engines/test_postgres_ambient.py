@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 import pytest
 from psycopg import sql
 
-from dpdash.accounting import Ledger
 from dpdash.engines import open_postgres
 from dpdash.engines.pg_guard import libpq_options
 from dpdash.errors import ParameterError
+from dpdash.ledger import Ledger
 
 if TYPE_CHECKING:
     from tests.servers import PostgresServer

@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdash.accounting import Budget, Ledger, fingerprint
+from dpdash.accounting import Budget
 from dpdash.accounting.events import ApproxDPEvent, events_for_release
 from dpdash.errors import ParameterError
 from dpdash.facts import Facts
 from dpdash.key_release import key_preview
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import KeyThreshold
 from dpdash.mechanisms.key_threshold import threshold_for
 from dpdash.queries import KeyCounts, query_from_dict

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dpdash.accounting.storage.base import SCHEMA_VERSION, Store
+from dpdash.ledger.storage.base import SCHEMA_VERSION, Store
 
 __all__ = ["SCHEMA_VERSION", "Store", "is_url", "open_store"]
 
@@ -29,9 +29,9 @@ def is_url(location: object) -> bool:
 def open_store(location: str | os.PathLike[str], *, timeout: float) -> Store:
     """The storage at ``location``, open: PostgreSQL for a URL, else the SQLite file at that path."""
     if is_url(location):
-        from dpdash.accounting.storage.postgres import PostgresStore
+        from dpdash.ledger.storage.postgres import PostgresStore
 
         return PostgresStore(str(location).strip(), timeout=timeout)
-    from dpdash.accounting.storage.sqlite import SQLiteStore
+    from dpdash.ledger.storage.sqlite import SQLiteStore
 
     return SQLiteStore(Path(location).expanduser(), timeout=timeout)

@@ -45,9 +45,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from dpdash.accounting.records import now
-from dpdash.accounting.signing import new_private_key
-from dpdash.accounting.storage.base import (
+from dpdash.errors import LedgerError
+from dpdash.ledger.records import now
+from dpdash.ledger.signing import new_private_key
+from dpdash.ledger.storage.base import (
     APPEND_ONLY,
     COLUMNS,
     HISTORY_ROWS,
@@ -61,7 +62,6 @@ from dpdash.accounting.storage.base import (
     first_meta,
     table_sql,
 )
-from dpdash.errors import LedgerError
 
 __all__ = ["PostgresStore", "expected_triggers"]
 
@@ -380,7 +380,7 @@ class PostgresStore(Store):
             raise LedgerError(
                 f"the ledger {self.location} is at schema {version} and this role cannot upgrade it to "
                 f"{SCHEMA_VERSION} ({self._scrub(error)}). Nothing was changed; run `python -m "
-                "dpdash.accounting.storage.postgres_setup` as the role that owns its tables."
+                "dpdash.ledger.storage.postgres_setup` as the role that owns its tables."
             ) from None
 
     def _check_triggers(self, conn: _Connection, version: int) -> None:

@@ -1,7 +1,7 @@
 """A PostgreSQL ledger for a team: its tables owned by an administrator, the app a role that can only read
 and add to them.
 
-    python -m dpdash.accounting.storage.postgres_setup postgresql://admin@db.internal/dpdash \\
+    python -m dpdash.ledger.storage.postgres_setup postgresql://admin@db.internal/dpdash \\
         --app-role dpdash_app --key-file /etc/dpdash/ledger.key
 
 ``set_up(admin_url, app_role, key_file)``, what the command runs, connected as the administrator (the
@@ -32,10 +32,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dpdash.accounting.signing import new_private_key, public_key, read_key_file, write_key_file
-from dpdash.accounting.storage.base import APPEND_ONLY, COLUMNS, PUBLIC_KEY
-from dpdash.accounting.storage.postgres import PostgresStore
 from dpdash.errors import DPDashError, LedgerError
+from dpdash.ledger.signing import new_private_key, public_key, read_key_file, write_key_file
+from dpdash.ledger.storage.base import APPEND_ONLY, COLUMNS, PUBLIC_KEY
+from dpdash.ledger.storage.postgres import PostgresStore
 
 __all__ = ["main", "set_up"]
 
@@ -165,7 +165,7 @@ def _grant(conn: Any, role: str, schema: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module docstring); 0 when the ledger is set up, 1 with a message if not."""
     parser = argparse.ArgumentParser(
-        prog="python -m dpdash.accounting.storage.postgres_setup",
+        prog="python -m dpdash.ledger.storage.postgres_setup",
         description="Set up a PostgreSQL ledger owned by an administrator, for an app connecting as a role "
         "that can only read and add to it.",
     )

@@ -25,7 +25,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from dpdash.accounting.ledger_file import (
+from dpdash.errors import LedgerError
+from dpdash.ledger.ledger_file import (
     MOVE_AWAY,
     check_same_file,
     file_identity,
@@ -37,9 +38,9 @@ from dpdash.accounting.ledger_file import (
     sqlite_problem,
     write_marker,
 )
-from dpdash.accounting.records import now
-from dpdash.accounting.signing import new_private_key
-from dpdash.accounting.storage.base import (
+from dpdash.ledger.records import now
+from dpdash.ledger.signing import new_private_key
+from dpdash.ledger.storage.base import (
     APPEND_ONLY,
     HISTORY_ROWS,
     INDEX_SQL,
@@ -52,7 +53,6 @@ from dpdash.accounting.storage.base import (
     first_meta,
     table_sql,
 )
-from dpdash.errors import LedgerError
 
 __all__ = ["SQLiteStore"]
 
