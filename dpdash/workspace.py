@@ -80,7 +80,7 @@ def default_workspace_path() -> Path:
     configured = os.environ.get("DPDASH_WORKSPACE", "").strip()
     if configured:
         return Path(configured).expanduser()
-    from dpdash.ledger.ledger import default_ledger_location, local_data_folder
+    from dpdash.ledger.location import default_ledger_location, local_data_folder
 
     ledger = default_ledger_location()
     if isinstance(ledger, str):  # a PostgreSQL ledger: the workspace stays on this machine

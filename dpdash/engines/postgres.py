@@ -12,26 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import SplitResult, unquote, urlsplit
+from urllib.parse import unquote
 
 from dpdash.engines.limits import SourceLimits
 from dpdash.engines.pg_guard import libpq_options, refuse_ledger_server, refuse_ledger_tables, resolve
 from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError
+from dpdash.pg_urls import redact, split_url
 
 __all__ = ["open_postgres", "redact"]
-
-_SCHEMES = ("postgresql", "postgres")
-
-
-def redact(url: str) -> str:
-    """``url`` without its password (``postgresql://user@host:port/db``); the text to show or store."""
-    parts = _split(url)
-    user = f"{parts.username}@" if parts.username else ""
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{user}{host}{port}{parts.path}"
-
 
 def open_postgres(
     url: str, table: str, *, password: str | None = None, config: Any = None, ledger: str | Path | None = None
@@ -44,7 +33,7 @@ def open_postgres(
     its own settings."""
     import ibis
 
-    parts = _split(url)
+    parts = split_url(url)
     secret = password if password is not None else unquote(parts.password or "")
     shown = redact(url)
     schema, _, name = table.rpartition(".")
@@ -55,7 +44,7 @@ def open_postgres(
         raise ParameterError(f"give one host in the PostgreSQL URL, got {host!r}")
     options = libpq_options(secret)
     if ledger is None:
-        from dpdash.ledger.ledger import default_ledger_location
+        from dpdash.ledger.location import default_ledger_location
 
         ledger = default_ledger_location()
     addresses = resolve(host, port)
@@ -148,22 +137,6 @@ def _code_point_strings(backend: Any, raw: Any, schema: str, name: str) -> Any:
 
 def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
-
-
-def _split(url: str) -> SplitResult:
-    if not isinstance(url, str):
-        raise ParameterError(f"the PostgreSQL URL must be text, got {type(url).__name__}")
-    parts = urlsplit(url.strip())
-    if parts.scheme not in _SCHEMES:
-        raise ParameterError(
-            f"a PostgreSQL URL starts with postgresql://, e.g. postgresql://user@host:5432/database; got "
-            f"{parts.scheme + '://' if parts.scheme else 'no scheme'}"
-        )
-    try:
-        parts.port  # noqa: B018 (raises on a port that is not a number)
-    except ValueError:
-        raise ParameterError("the port in the PostgreSQL URL must be a number") from None
-    return parts
 
 
 def _scrub(error: BaseException, secret: str) -> str:

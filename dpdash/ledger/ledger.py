@@ -89,6 +89,7 @@ from dpdash.ledger.actions import (
 from dpdash.ledger.exports import (
     EXPORT_FORMAT,
 )
+from dpdash.ledger.location import default_ledger_location, default_ledger_path, local_data_folder
 from dpdash.ledger.published import (
     insert_published,
     read_published,
@@ -123,7 +124,7 @@ from dpdash.ledger.release_requests import (
     waiting_of,
 )
 from dpdash.ledger.request_ids import insert_request, read_request, request_id_of
-from dpdash.ledger.storage import is_url, open_store
+from dpdash.ledger.storage import open_store
 from dpdash.ledger.storage.base import SCHEMA_VERSION, Connection, Store
 from dpdash.ledger.transfer import Transfer
 from dpdash.ledger.versions import (
@@ -168,43 +169,6 @@ DEFAULT_ACCOUNTANT = "tightest"
 # Tests set this to pause a spend after its entry is written and before the commit (to kill the process
 # there). It is called with the write lock held.
 _before_commit: Callable[[], None] | None = None
-
-def default_ledger_location() -> str | Path:
-    """What ``Ledger()`` opens: ``$DPDASH_LEDGER`` (a file path, or a ``postgresql://`` URL, returned as
-    text); else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``; else ``~/.local/share/dpdash/ledger.sqlite``."""
-    configured = os.environ.get("DPDASH_LEDGER", "").strip()
-    if is_url(configured):
-        return configured
-    if configured:
-        return Path(configured).expanduser()
-    return local_data_folder() / "ledger.sqlite"
-
-
-def default_ledger_path() -> Path:
-    """The ledger file ``Ledger()`` opens: ``$DPDASH_LEDGER``; else ``$XDG_DATA_HOME/dpdash/ledger.sqlite``;
-    else ``~/.local/share/dpdash/ledger.sqlite``.
-
-    Raises:
-        LedgerError: ``$DPDASH_LEDGER`` names a PostgreSQL ledger, which is not a file
-            (``default_ledger_location``).
-    """
-    location = default_ledger_location()
-    if isinstance(location, str):
-        from dpdash.engines.postgres import redact
-
-        raise LedgerError(
-            f"DPDASH_LEDGER names a PostgreSQL ledger ({redact(location)}), not a file; open it with "
-            "Ledger() or Ledger(url)"
-        )
-    return location
-
-
-def local_data_folder() -> Path:
-    """dpdash's folder on this machine: ``$XDG_DATA_HOME/dpdash``, else ``~/.local/share/dpdash``."""
-    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
-    return base / "dpdash"
-
 
 def fingerprint(data: Any) -> str:
     """A dataset's identity, ``"sha256:<hex>"``: the key its budget is kept under.

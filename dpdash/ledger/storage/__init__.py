@@ -15,16 +15,9 @@ import os
 from pathlib import Path
 
 from dpdash.ledger.storage.base import SCHEMA_VERSION, Store
+from dpdash.pg_urls import is_url
 
 __all__ = ["SCHEMA_VERSION", "Store", "is_url", "open_store"]
-
-_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_url(location: object) -> bool:
-    """Whether ``location`` names a PostgreSQL ledger (a ``postgresql://`` or ``postgres://`` URL)."""
-    return isinstance(location, str) and location.strip().lower().startswith(_SCHEMES)
-
 
 def open_store(location: str | os.PathLike[str], *, timeout: float) -> Store:
     """The storage at ``location``, open: PostgreSQL for a URL, else the SQLite file at that path."""

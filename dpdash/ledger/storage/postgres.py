@@ -62,6 +62,7 @@ from dpdash.ledger.storage.base import (
     first_meta,
     table_sql,
 )
+from dpdash.pg_urls import redact
 
 __all__ = ["PostgresStore", "expected_triggers"]
 
@@ -170,8 +171,6 @@ class PostgresStore(Store):
     """
 
     def __init__(self, url: str, *, timeout: float) -> None:
-        from dpdash.engines.postgres import redact
-
         self.location = redact(url)
         self._url = _Secret(url)
         self._secrets = _Secret(_secrets_of(url))
