@@ -41,6 +41,8 @@ def get_accountant(name: str) -> Accountant:
         raise ParameterTypeError(f"accountant must be one of {ACCOUNTANT_NAMES}, got accountant={name!r}")
     if name not in _CLASSES:
         raise ParameterError(f"accountant must be one of {ACCOUNTANT_NAMES}, got accountant={name!r}")
+    if name == "tightest":
+        return TightestAccountant(default_components())
     return _CLASSES[name]()
 
 

@@ -23,18 +23,14 @@ class TightestAccountant(Accountant):
     refused, naming why each refused it.
 
     Args:
-        components: the accountants to take the minimum over (default: basic, advanced, optimal, zcdp, rdp,
-            pld with their defaults).
+        components: the accountants to take the minimum over (``get_accountant("tightest")`` takes the
+            shared basic, advanced, optimal, zcdp, rdp and pld accountants).
     """
 
     name: ClassVar[str] = "tightest"
     title: ClassVar[str] = "Tightest (minimum over all accountants)"
 
-    def __init__(self, components: Sequence[Accountant] | None = None) -> None:
-        if components is None:
-            from dpdash.accounting.registry import default_components
-
-            components = default_components()
+    def __init__(self, components: Sequence[Accountant]) -> None:
         self.components = tuple(components)
 
     def __repr__(self) -> str:
