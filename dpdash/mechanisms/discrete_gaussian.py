@@ -17,7 +17,7 @@ from dpdash import sampling
 from dpdash._search import bracket, smallest_true
 from dpdash.accuracy import integer_half_width, smallest_integer
 from dpdash.mechanisms.base import NoiseMechanism
-from dpdash.mechanisms.gaussian import analytic_gaussian_sigma
+from dpdash.mechanisms.gaussian_calibration import analytic_gaussian_sigma
 from dpdash.mechanisms.grid import ReleasePlan
 
 __all__ = ["DiscreteGaussian", "DiscreteGaussianNoise", "discrete_gaussian_delta"]

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 import numpy as np
-import numpy.typing as npt
 from scipy import special, stats
 
 from dpdash import _validation as check
@@ -16,6 +15,12 @@ from dpdash.accuracy import simultaneous_tail
 from dpdash.conversions import zcdp_delta
 from dpdash.errors import ParameterError
 from dpdash.mechanisms.base import NoiseMechanism
+from dpdash.mechanisms.discrete_gaussian import DiscreteGaussian, DiscreteGaussianNoise
+from dpdash.mechanisms.gaussian_calibration import (
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_delta,
+)
 from dpdash.mechanisms.grid import ReleasePlan, grid_for
 
 __all__ = [
@@ -26,56 +31,6 @@ __all__ = [
 ]
 
 CALIBRATIONS = ("analytic", "classic")
-
-
-def gaussian_delta(epsilon: npt.ArrayLike, sigma: float, sensitivity: float) -> np.ndarray:
-    """Exact δ(ε) of N(0, σ²) noise for ℓ2 sensitivity Δ (Balle & Wang 2018, Theorem 8):
-
-        δ(ε) = Φ(Δ/(2σ) − εσ/Δ) − e^ε · Φ(−Δ/(2σ) − εσ/Δ).
-
-    Evaluated as Φ(A)·(1 − exp(ε + ln Φ(B) − ln Φ(A))) with ``log_ndtr`` and ``expm1``, so it keeps its
-    relative precision when δ is tiny.
-    """
-    eps = np.asarray(epsilon, dtype=float)
-    ratio = sensitivity / sigma
-    log_phi_a = special.log_ndtr(ratio / 2.0 - eps / ratio)
-    log_phi_b = special.log_ndtr(-ratio / 2.0 - eps / ratio)
-    exponent = np.minimum(eps + log_phi_b - log_phi_a, 0.0)
-    return np.exp(log_phi_a) * -np.expm1(exponent)
-
-
-def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """σ = Δ₂·√(2 ln(1.25/δ))/ε, which gives (ε, δ)-DP for ε < 1 (Dwork & Roth 2014, Theorem A.1)."""
-    epsilon = check.epsilon(epsilon)
-    delta = check.open_unit(delta, "delta")
-    sensitivity = check.sensitivity(sensitivity)
-    if epsilon >= 1.0:
-        raise ParameterError(
-            f"epsilon must be < 1 for the classic Gaussian calibration (Dwork & Roth, Theorem A.1 "
-            f"is proven only for ε < 1), got epsilon={epsilon!r}; use calibration='analytic' "
-            "(Balle & Wang 2018), which is exact for every ε > 0 and needs less noise"
-        )
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
-
-
-def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """The smallest σ with ``gaussian_delta(ε, σ, Δ) ≤ δ`` (Balle & Wang 2018, Algorithm 1's target).
-
-    δ(ε; σ) decreases in σ, so a bisection over the bits of σ finds it to one unit in the last place;
-    the comparison is made on ln δ to keep precision for tiny δ.
-    """
-    epsilon = check.epsilon(epsilon)
-    delta = check.open_unit(delta, "delta")
-    sensitivity = check.sensitivity(sensitivity)
-    log_target = math.log(delta)
-
-    def private_enough(sigma: float) -> bool:
-        value = float(gaussian_delta(epsilon, sigma, sensitivity))
-        return value <= 0.0 or math.log(value) <= log_target
-
-    guess = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
-    lo, hi = bracket(private_enough, guess, lower=1e-300, upper=1e300, what="noise scale sigma")
-    return smallest_true(private_enough, lo, hi)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,9 +153,6 @@ class Gaussian(NoiseMechanism):
         ρ converts to (ε, δ) by CKS Corollary 13. That is a proven bound, not the exact profile, so
         this σ exceeds the analytic one (by ~8% at k = 100); ``release_accuracy`` reports what is used.
         """
-        # Imported here: discrete_gaussian.py builds on this module's analytic calibration.
-        from dpdash.mechanisms.discrete_gaussian import DiscreteGaussian, DiscreteGaussianNoise
-
         k = check.positive_int(k, "k")
         if k == 1:
             grid = grid_for(self.sensitivity, 1)
