@@ -70,7 +70,7 @@ def release_keys(
     """Release ``query`` (``dpdash.release.release`` with the geometric mechanism calls this): every key
     found gets a noisy count from the exact sampler; the keys whose noisy count reaches τ are published,
     sorted. (ε, δ)-DP (``dpdash.mechanisms.key_threshold``)."""
-    from dpdash.release import PieceRecord, Release, evaluate_for_release
+    from dpdash.release_record import PieceRecord, Release, evaluate_for_release
 
     epsilon = check.epsilon(epsilon)
     mechanism = key_mechanism(query, epsilon, delta)

@@ -175,7 +175,7 @@ def _rounding_allowance(steps: Sequence[str], query: Any, integer: bool) -> floa
     no such closed form (then the ± is simulated). Rounding adds half its step (nothing when the values
     are integers already and the step is 1 or finer); clamping at 0 a value that cannot be negative is
     a projection onto a set holding the truth, which never increases the error."""
-    from dpdash.release import _parse_step as parse_step
+    from dpdash.postprocessing import parse_step
 
     total = 0.0
     for step in steps:
@@ -222,7 +222,7 @@ def noise_accuracy(
         method = "exact + rounding"
         noise += f", plus {allowance:g} for the rounding applied after"
     if postprocess:
-        from dpdash.release import describe_postprocessing
+        from dpdash.postprocessing import describe_postprocessing
 
         noise += "; post-processing: " + "; then ".join(describe_postprocessing(s) for s in postprocess)
     definition = (
@@ -261,8 +261,8 @@ def simulate_releases(
     the owner's preview, the released noisy values for the ± a release states (``{"answer": values}``
     for a query of one piece; ``Evaluation.pieces`` for a composite query).
     """
+    from dpdash.postprocessing import postprocess_values
     from dpdash.queries import CompositeQuery
-    from dpdash.release import postprocess_values
 
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     n = check.positive_int(draws, "draws")
@@ -321,7 +321,7 @@ def read_half_widths(samples: npt.ArrayLike, centre: npt.ArrayLike, confidence: 
 
 
 def _simulated_definition(widths: SimulatedWidths, c: float, k: int, at: str, steps: Sequence[str]) -> str:
-    from dpdash.release import describe_postprocessing
+    from dpdash.postprocessing import describe_postprocessing
 
     after = "; then ".join(describe_postprocessing(s) for s in steps)
     return (
