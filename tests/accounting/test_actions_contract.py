@@ -24,6 +24,7 @@ from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.facts import Facts
 from dpdash.ledger import Action, Ledger, LedgerError
 from dpdash.ledger import ledger as ledger_module
+from dpdash.ledger import spending as spending_module
 from dpdash.ledger.actions import ACTIONS, MAX_DETAILS, MAX_USER, describe
 from dpdash.ledger.signing import new_private_key, public_key, sign
 from dpdash.queries import Count
@@ -122,7 +123,7 @@ def test_the_action_and_its_change_are_one_transaction(
             ledger.link_version(ds, fingerprint="sha256:v2", name="v2", reason="same people", user=ANA)
     assert ledger.entries(ds) == [] and ledger.versions(ds) == []
     with monkeypatch.context() as patch:  # the spend fails after its action was written: neither stays
-        patch.setattr(ledger_module, "_before_commit", lambda: broken())
+        patch.setattr(spending_module, "_before_commit", lambda: broken())
         with pytest.raises(LedgerError, match="the log"):
             ledger.spend(ds, EVENT, user=BO)
     assert ledger.entries(ds) == [] and what(ledger, ds) == [("budget", ANA)]

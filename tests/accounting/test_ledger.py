@@ -27,9 +27,9 @@ from dpdash.accounting import (
     get_accountant,
     running,
 )
+from dpdash.accounting.events import canonical_json
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.ledger import Dataset, Ledger, LedgerError, default_ledger_path, fingerprint
-from dpdash.ledger import ledger as ledger_module
 from dpdash.ledger.records import INSERT_ENTRY
 
 FINGERPRINT = fingerprint(b"id,age\n1,40\n2,51\n")
@@ -291,7 +291,7 @@ def test_under_the_write_lock_a_spend_composes_only_what_was_added_since_it_look
                 e.epsilon,
                 e.delta,
                 e.rho,
-                ledger_module.canonical_json(e.to_dict()),
+                canonical_json(e.to_dict()),
             )
             for i, e in enumerate(others)
         ]

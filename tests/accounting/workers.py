@@ -42,14 +42,14 @@ def spend_once(path: str, fingerprint: str, epsilon: float, start: Any, results:
 def spend_and_hang(path: str, fingerprint: str, ready: Any, pause_before_commit: bool) -> None:
     """Spend once and hang, either inside the transaction (entry written, not committed) or after the
     commit, so that the parent can kill this process there."""
-    from dpdash.ledger import ledger as ledger_module
+    from dpdash.ledger import spending
 
     def hang() -> None:
         ready.set()
         time.sleep(120)
 
     if pause_before_commit:
-        ledger_module._before_commit = hang
+        spending._before_commit = hang
     ledger = Ledger(path)
     ledger.spend(fingerprint, LaplaceEvent(epsilon=0.25, sensitivity=1.0, query="killed"))
     hang()
