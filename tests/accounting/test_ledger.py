@@ -26,6 +26,8 @@ from dpdash.accounting import (
     event_for,
     get_accountant,
     running,
+    running_pld,
+    running_tallies,
 )
 from dpdash.accounting.events import canonical_json
 from dpdash.errors import ParameterError, ParameterTypeError
@@ -217,8 +219,8 @@ class _Work:
         self.inside = False
         self.counts = {(where, what): 0 for where in (True, False) for what in ("built", "added", "updated")}
         self.before_lock: list[Any] = []  # rows another process writes just before the lock is taken
-        build, add = running._PLDTally._build, running._Loss.add
-        updates = {cls: cls.update for cls in (running._TermTally, running._OptimalTally)}
+        build, add = running_pld._PLDTally._build, running_pld._Loss.add
+        updates = {cls: cls.update for cls in (running_tallies._TermTally, running_tallies._OptimalTally)}
         transaction = Ledger._transaction
 
         def counted_build(tally: Any) -> None:
@@ -250,8 +252,8 @@ class _Work:
                 finally:
                     self.inside = False
 
-        monkeypatch.setattr(running._PLDTally, "_build", counted_build)
-        monkeypatch.setattr(running._Loss, "add", counted_add)
+        monkeypatch.setattr(running_pld._PLDTally, "_build", counted_build)
+        monkeypatch.setattr(running_pld._Loss, "add", counted_add)
         for cls in updates:
             monkeypatch.setattr(cls, "update", counted_update(cls))
         monkeypatch.setattr(Ledger, "_transaction", tracked)

@@ -29,6 +29,7 @@ from dpdash.accounting import (
     ZCDPEvent,
     get_accountant,
     running,
+    running_pld,
 )
 from dpdash.accounting.accountant import Composition
 from dpdash.accounting.registry import ACCOUNTANT_NAMES
@@ -186,7 +187,7 @@ def test_many_releases_alike_onto_recent_ones_compose_once(
     them, and neither question keeps a state."""
     accountant = get_accountant(name)
     history = [LaplaceEvent(epsilon=0.02 + 0.001 * i, sensitivity=1.0) for i in range(30)]
-    monkeypatch.setattr(running, "FOLD_SHARE", 10.0)  # the recent releases stay recent
+    monkeypatch.setattr(running_pld, "FOLD_SHARE", 10.0)  # the recent releases stay recent
     running.clear()
     for n in range(len(history) - 3, len(history)):  # three spends: recent releases on the base
         running.kept_epsilon(accountant, history[:n], history[n : n + 1], 1e-6)
@@ -244,7 +245,7 @@ def test_the_tails_give_the_hockey_stick_divergence_at_every_epsilon() -> None:
     probs /= probs.sum() * (1 + 1e-7)
     pmf = _Pmf(-2000, probs, 1e-9)
     xs = np.array([-5.0, -2.0005, -1.0, 0.0, 0.0004, 1.2345, 2.999, 3.0, 3.5, 800.0])
-    got = running._Tails(pmf, 1e-3).delta(xs)
+    got = running_pld._Tails(pmf, 1e-3).delta(xs)
     want = np.array([_delta_for_epsilon(pmf, 1e-3, float(x)) for x in xs])
     assert np.all(np.isfinite(got))
     assert got == pytest.approx(want, rel=1e-12, abs=0)
@@ -261,7 +262,7 @@ def test_the_tails_extend_downwards_as_they_are_asked() -> None:
     probs = rng.random(20_000)
     probs /= probs.sum()
     pmf = _Pmf(-5_000, probs, 1e-12)
-    tails = running._Tails(pmf, 1e-3)
+    tails = running_pld._Tails(pmf, 1e-3)
     steps = [np.array([14.9, 20.0]), np.array([14.0]), np.array([3.3, 9.0]), np.array([-4.0, -9.0])]
     for xs in steps:
         got = tails.delta(xs)
@@ -349,11 +350,11 @@ def test_a_long_run_of_single_spends_folds_and_stays_with_the_total_from_scratch
         else:
             events.append(GeometricEvent(epsilon=epsilon, sensitivity=1, partition=partition))
     folds = []
-    absorb = running._PLDTally.absorb
+    absorb = running_pld._PLDTally.absorb
     monkeypatch.setattr(
-        running._PLDTally, "absorb", lambda self, other: folds.append(1) or absorb(self, other)
+        running_pld._PLDTally, "absorb", lambda self, other: folds.append(1) or absorb(self, other)
     )
-    monkeypatch.setattr(running, "BACKGROUND_FOLDS", False)  # folded where due: the same run every time
+    monkeypatch.setattr(running_pld, "BACKGROUND_FOLDS", False)  # folded where due: the same run every time
     accountant = get_accountant("pld")
     running.clear()
     for n in range(200, 240):
@@ -378,15 +379,15 @@ def test_a_fold_runs_after_the_spend_in_a_background_thread(monkeypatch) -> None
     events = [LaplaceEvent(epsilon=0.01 + 0.002 * i, sensitivity=1.0) for i in range(30)]
     events += [GaussianEvent.from_sigma(sigma=6.0 + i, sensitivity=1.0, delta=1e-9) for i in range(10)]
     threads: list[str] = []
-    absorb = running._PLDTally.absorb
+    absorb = running_pld._PLDTally.absorb
     monkeypatch.setattr(
-        running._PLDTally,
+        running_pld._PLDTally,
         "absorb",
         lambda self, other: threads.append(threading.current_thread().name) or absorb(self, other),
     )
-    monkeypatch.setattr(running, "FOLD_SHARE", 0.02)
-    monkeypatch.setattr(running, "FOLD_NOW_SHARE", 1e9)  # never at once: the background path only
-    monkeypatch.setattr(running, "BACKGROUND_FOLDS", True)
+    monkeypatch.setattr(running_pld, "FOLD_SHARE", 0.02)
+    monkeypatch.setattr(running_pld, "FOLD_NOW_SHARE", 1e9)  # never at once: the background path only
+    monkeypatch.setattr(running_pld, "BACKGROUND_FOLDS", True)
     accountant = get_accountant("pld")
     running.clear()
     for n in range(20, len(events)):
@@ -412,7 +413,7 @@ def test_a_huge_budget_is_checked_without_overflow(limit: float) -> None:
     for accountant in (get_accountant("pld"), get_accountant("tightest")):
         assert running.fits(accountant, events[:-2], events[-2:], 1e-6, limit)
         assert running.fits(accountant, events[:-1], events[-1:], 1e-6, limit)
-    tails = running._Tails(_Pmf(-10, np.full(21, 1 / 21), 1e-9), 0.1)
+    tails = running_pld._Tails(_Pmf(-10, np.full(21, 1 / 21), 1e-9), 0.1)
     assert tails.delta(np.array([limit, -limit])) == pytest.approx([1e-9, 1.0 + 1e-9 - 0.0], abs=1e-6)
 
 
