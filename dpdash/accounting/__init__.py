@@ -22,6 +22,7 @@ from dpdash.accounting.accountant import Accountant, PrivacyTotal, group_privacy
 from dpdash.accounting.advanced import AdvancedComposition, drv_epsilon
 from dpdash.accounting.basic import BasicComposition
 from dpdash.accounting.budget import Budget
+from dpdash.accounting.event_factory import event_for, event_from_dict, events_for_release
 from dpdash.accounting.events import (
     ApproxDPEvent,
     DiscreteGaussianEvent,
@@ -32,9 +33,6 @@ from dpdash.accounting.events import (
     PrivacyEvent,
     PureDPEvent,
     ZCDPEvent,
-    event_for,
-    event_from_dict,
-    events_for_release,
 )
 from dpdash.accounting.optimal import OptimalComposition, kov_delta, kov_epsilon
 from dpdash.accounting.planning import (

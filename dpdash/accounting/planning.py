@@ -26,7 +26,9 @@ import numpy as np
 from dpdash import _validation as check
 from dpdash.accounting import running
 from dpdash.accounting.accountant import REL_SLACK, Accountant, as_events
-from dpdash.accounting.events import PrivacyEvent, _partition, event_for
+from dpdash.accounting.event_base import _partition
+from dpdash.accounting.event_factory import event_for
+from dpdash.accounting.events import PrivacyEvent
 from dpdash.accounting.pld import _pinned
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
 from dpdash.accounting.tightest import TightestAccountant

@@ -18,7 +18,8 @@ from typing import Any
 
 from dpdash.accounting import running
 from dpdash.accounting.basic import basic_sums
-from dpdash.accounting.events import PrivacyEvent, canonical_json, event_from_dict
+from dpdash.accounting.event_factory import event_from_dict
+from dpdash.accounting.events import PrivacyEvent, canonical_json
 from dpdash.accounting.registry import get_accountant
 from dpdash.errors import DPDashError, LedgerError, ParameterError, ParameterTypeError, UnsupportedEventError
 from dpdash.ledger.actions import action_from_record

@@ -59,10 +59,8 @@ from pathlib import Path
 from typing import Any
 
 from dpdash import _validation as check
-from dpdash.accounting.events import (
-    PrivacyEvent,
-    event_from_dict,
-)
+from dpdash.accounting.event_factory import event_from_dict
+from dpdash.accounting.events import PrivacyEvent
 from dpdash.accounting.registry import ACCOUNTANT_NAMES, get_accountant
 from dpdash.errors import (
     DPDashError,

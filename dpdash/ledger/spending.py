@@ -11,12 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpdash.accounting import running
-from dpdash.accounting.events import (
-    PrivacyEvent,
-    canonical_json,
-    event_for,
-    events_for_release,
-)
+from dpdash.accounting.event_factory import event_for, events_for_release
+from dpdash.accounting.events import PrivacyEvent, canonical_json
 from dpdash.accounting.registry import get_accountant
 from dpdash.errors import (
     BudgetExceededError,

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from dpdash.accounting import Budget, LaplaceEvent
-from dpdash.accounting.events import canonical_json, event_from_dict
+from dpdash.accounting.event_factory import event_from_dict
+from dpdash.accounting.events import canonical_json
 from dpdash.ledger import Ledger, LedgerError
 from dpdash.ledger.exports import totals_record as _totals_record
 from dpdash.ledger.ledger import Dataset

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from dpdash.accounting import Budget
-from dpdash.accounting.events import ApproxDPEvent, events_for_release
+from dpdash.accounting.event_factory import events_for_release
+from dpdash.accounting.events import ApproxDPEvent
 from dpdash.errors import ParameterError
 from dpdash.facts import Facts
 from dpdash.key_release import key_preview
