@@ -17,9 +17,10 @@ from dpdash.errors import AccessDenied, DPDashError  # noqa: E402
 from ui.access import visible_pages  # noqa: E402
 from ui.auth import sign_in_gate, user_box  # noqa: E402
 from ui.preload import preload_element_code  # noqa: E402
+from ui.roles import table_role  # noqa: E402
 from ui.shell import inside_shell  # noqa: E402
 from ui.sidebar import render_sidebar  # noqa: E402
-from ui.state import active_table, leave_table, table_role  # noqa: E402
+from ui.state import active_table, leave_table  # noqa: E402
 from ui.text import md  # noqa: E402
 from ui.warm import warm_server  # noqa: E402
 

@@ -24,16 +24,11 @@ from dpdash.wording import guarantee
 from ui.access import guard_page
 from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
 from ui.chart_view import show_chart
+from ui.guarded import owner_ledger
+from ui.ledger_session import ledger, ledger_session, registered_or_stop
 from ui.numbers import plural
-from ui.state import (
-    acting_user,
-    active_table,
-    allowed,
-    ledger,
-    ledger_session,
-    owner_ledger,
-    registered_or_stop,
-)
+from ui.roles import acting_user
+from ui.state import active_table, allowed
 from ui.text import md, show_guarantee
 
 

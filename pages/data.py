@@ -32,24 +32,20 @@ from ui.facts_editor import (
     read_categories,
     read_group_bounds,
 )
+from ui.guarded import owner_ledger
+from ui.ledger_session import ledger, locked_with_bounding, recorded_unit, registered_or_stop, with_unit
+from ui.roles import acting_user
 from ui.state import (
     DEFAULT_EXAMPLE,
-    acting_user,
     aligned_table,
     forget,
-    ledger,
-    locked_with_bounding,
     may_load,
-    owner_ledger,
-    recorded_unit,
-    registered_or_stop,
     sample_rows,
     stored,
     update_table,
     use_example,
     use_table,
     widget_suffix,
-    with_unit,
     workspace,
     workspace_notices,
 )

@@ -13,7 +13,8 @@ from dpdash.access import Role
 from dpdash.errors import DPDashError
 from dpdash.wording import protected_unit
 from ui.access import guard_page
-from ui.state import active_table, dataset_role, example_identities, ledger, open_example, restore, workspace
+from ui.ledger_session import ledger
+from ui.state import active_table, dataset_role, example_identities, open_example, restore, workspace
 from ui.text import md
 
 st.title("Datasets")

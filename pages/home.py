@@ -9,7 +9,8 @@ import streamlit as st
 from dpdash.access import Action
 from ui.access import guard_page
 from ui.checklist import render_checklist
-from ui.state import active_table, allowed, table_role
+from ui.roles import table_role
+from ui.state import active_table, allowed
 
 st.title("dpdash")
 guard_page(__file__)

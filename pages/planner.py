@@ -31,8 +31,10 @@ from dpdash.queries.histogram import numeric_bins
 from dpdash.release import calibrate
 from dpdash.report import plan_report
 from ui.access import guard_page
+from ui.guarded import evaluate
+from ui.ledger_session import ledger, registered_or_stop
 from ui.query_builder import query_controls
-from ui.state import active_table, allowed, evaluate, ledger, registered_or_stop
+from ui.state import active_table, allowed
 from ui.text import md
 
 MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")

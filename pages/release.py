@@ -35,20 +35,13 @@ from dpdash.wording import Guarantee, accuracy_words, guarantee, protected_unit
 from ui.access import guard_page
 from ui.blind_preview import analyst_numeric_preview, analyst_selection_preview
 from ui.checklist import mark_previewed
+from ui.guarded import draw_release, evaluate, record_release
 from ui.key_preview import key_counts_preview, offer_published_keys
+from ui.ledger_session import ledger, registered_or_stop
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
 from ui.requests import owner_requests, released_table, request_form, request_list, spending
-from ui.state import (
-    active_table,
-    allowed,
-    draw_release,
-    evaluate,
-    ledger,
-    record_release,
-    registered_or_stop,
-    row_count,
-)
+from ui.state import active_table, allowed, row_count
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 

@@ -20,8 +20,9 @@ from dpdash.wording import guarantee
 from ui.access import guard_page
 from ui.chart_view import show_chart
 from ui.charts import LAYOUT, icon_array_figure, posterior_figure, reference_figure, tradeoff_figure
+from ui.ledger_session import ledger, registered
 from ui.numbers import delta_text
-from ui.state import active_table, ledger, registered
+from ui.state import active_table
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control
 

@@ -49,7 +49,8 @@ def guard_page(file: str) -> None:
     # Imported here, not at the top: app.py imports this module first, and a module that waits on
     # ui.state's import while holding its own lock is how two sessions' first runs on a fresh server could
     # deadlock on imports (Python then hands one of them this module half-initialized).
-    from ui.state import active_table, check, dataset_ref
+    from ui.roles import check, dataset_ref
+    from ui.state import active_table
 
     action = PAGE_ACTIONS.get(Path(file).stem, Action.RELEASE)
     try:

@@ -14,7 +14,8 @@ from dpdash.errors import DPDashError
 from dpdash.facts import Facts
 from dpdash.ledger.releases import release_count
 from dpdash.wording import protected_unit
-from ui.state import ActiveTable, ledger, registered
+from ui.ledger_session import ledger, registered
+from ui.state import ActiveTable
 from ui.text import md
 
 # Pages set this (a set of table identities) when they have shown a simulated preview of a query.

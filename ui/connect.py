@@ -9,7 +9,8 @@ import streamlit as st
 from dpdash.engines import SourceSpec
 from dpdash.engines.spec import url_password
 from dpdash.errors import DPDashError
-from ui.state import acting_user, use_connection
+from ui.roles import acting_user
+from ui.state import use_connection
 from ui.text import md
 
 #: What the owner picks, with the spec's kind.

@@ -14,7 +14,9 @@ from dpdash.key_release import key_accuracy, key_preview
 from dpdash.mechanisms import KeyThreshold
 from dpdash.queries import KeyCounts
 from dpdash.release import Release
-from ui.state import ActiveTable, acting_user, allowed, evaluate, update_table
+from ui.guarded import evaluate
+from ui.roles import acting_user
+from ui.state import ActiveTable, allowed, update_table
 from ui.text import md
 
 __all__ = ["key_counts_preview", "offer_published_keys"]

@@ -1,5 +1,5 @@
 """Release requests on the Query & release page: an analyst requests a release, an owner approves it
-(``Ledger.decide_request``, then their ordinary release of exactly that request: ``ui.state.draw_release``
+(``Ledger.decide_request``, then their ordinary release of exactly that request: ``ui.guarded.draw_release``
 and ``record_release`` under the request's uid, which the ledger records at most once and only as the
 release approved) or declines it with a reason. The requests are kept in the ledger
 (``Ledger.request_release``; ``dpdash.ledger.release_requests``), so every app server sharing a
@@ -21,16 +21,10 @@ from dpdash.key_release import key_mechanism
 from dpdash.ledger import Dataset, RequestRecord
 from dpdash.queries import KeyCounts, Query, SelectionQuery, query_from_dict
 from dpdash.release import MECHANISMS, Release, calibrate, describe_postprocessing, mechanism_class
-from ui.state import (
-    ActiveTable,
-    acting_user,
-    check,
-    dataset_ref,
-    draw_release,
-    evaluate,
-    ledger,
-    record_release,
-)
+from ui.guarded import draw_release, evaluate, record_release
+from ui.ledger_session import ledger
+from ui.roles import acting_user, check, dataset_ref
+from ui.state import ActiveTable
 from ui.text import md
 
 __all__ = ["owner_requests", "request_form", "request_list", "spending"]

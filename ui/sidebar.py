@@ -11,7 +11,8 @@ import dpdash  # noqa: F401
 from dpdash.errors import DPDashError
 from dpdash.ledger.releases import release_count
 from dpdash.wording import guarantee
-from ui.state import active_table, aligned_table, budget_status, ledger, registered, row_count
+from ui.ledger_session import ledger, registered
+from ui.state import active_table, aligned_table, budget_status, row_count
 from ui.text import md, show_guarantee
 
 #: What the sidebar's guarantee covers: the budget caps everything released from the table.

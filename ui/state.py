@@ -28,24 +28,25 @@ import streamlit as st
 from dpdash.access import Action, DatasetRef, Role
 from dpdash.datasets import EXAMPLES, PublicFacts, load_example
 from dpdash.engines import Source, SourceSpec
-from dpdash.engines import evaluate as evaluate_in_engine
 from dpdash.errors import AccessDenied, DPDashError
 from dpdash.facts import Facts
-from dpdash.ledger import BudgetStatus, Dataset, Entry, Ledger, Session, fingerprint
+from dpdash.ledger import BudgetStatus, Dataset, fingerprint
 from dpdash.ledger.actions import short
-from dpdash.ledger.versions import RecordedUnit
 from dpdash.loading import coerce_column, load_table
-from dpdash.queries import Evaluation, Query
-from dpdash.release import Release, dataset_fingerprint, release
+from dpdash.release import dataset_fingerprint
 from dpdash.workspace import StoredTable, Workspace
 from ui import auth
+from ui.ledger_session import (
+    ledger,
+    locked_with_bounding,
+    recorded_unit,
+    registered,
+    with_unit,
+)
+from ui.roles import check, check_new, dataset_ref, ref_for, role
 from ui.text import md
 
 _DATASET = "dpdash_dataset"
-_LEDGER = "dpdash_ledger"
-_SESSION = "dpdash_ledger_session"
-_EVALUATIONS = "dpdash_evaluations"
-_EVALUATIONS_KEPT = 16
 _WORKSPACE = "dpdash_workspace"
 _NOTICES = "dpdash_workspace_notices"
 DEFAULT_EXAMPLE = "patients"
@@ -98,13 +99,6 @@ def _example(name: str) -> tuple[pd.DataFrame, PublicFacts, str, str, str]:
     return data, example.facts, example.title, dataset_fingerprint(data), fingerprint(data)
 
 
-def acting_user() -> str:
-    """Who acts in this session, as the ledger records it (``Ledger.actions``): every write the app makes
-    passes ``user=acting_user()``. The signed-in person's label; without sign-in, "local owner"."""
-    user = auth.current_user()
-    return "local owner" if user is None or user.local else user.label
-
-
 def _record(action: str, user: str | None, identity: str, **details: Any) -> None:
     """Record in the ledger's log what the app did that the ledger cannot see (a load, a connection, saved
     facts), when a ``user`` did it; a ledger that cannot record it is a notice, the table is kept."""
@@ -119,7 +113,7 @@ def use_example(name: str, *, persist: bool = True, user: str | None = None) -> 
     if persist:
         check_new(Action.LOAD)
         _, _, title, _, identity = _example(name)
-        check(_ref(identity, title), Action.LOAD)
+        check(ref_for(identity, title), Action.LOAD)
     return _use_example(name, persist=persist, user=user)
 
 
@@ -141,7 +135,7 @@ def open_example(name: str) -> ActiveTable:
     """Open a built-in example for anyone with a role on it (the workspace's active table only for an
     owner)."""
     _, _, title, _, identity = _example(name)
-    persist = check(_ref(identity, title), Action.OPEN) is Role.OWNER
+    persist = check(ref_for(identity, title), Action.OPEN) is Role.OWNER
     return _use_example(name, persist=persist)
 
 
@@ -170,7 +164,7 @@ def use_table(
     if raw is not None or identity is None:
         check_new(Action.LOAD)
     identity = fingerprint(data) if identity is None else identity
-    check(_ref(identity, name), Action.LOAD)
+    check(ref_for(identity, name), Action.LOAD)
     return _use_table(name, source, data, facts, identity=identity, coercions=coercions, lossy=lossy, raw=raw,
                       filename=filename, user=user)  # fmt: skip
 
@@ -223,7 +217,7 @@ def active_table() -> ActiveTable:
             return restored
     if auth.sign_in_on():
         _, _, title, _, identity = _example(DEFAULT_EXAMPLE)
-        check(_ref(identity, title), Action.OPEN)
+        check(ref_for(identity, title), Action.OPEN)
     return _use_example(DEFAULT_EXAMPLE, persist=False)
 
 
@@ -246,7 +240,7 @@ def use_connection(spec: SourceSpec, source: Source, *, user: str | None = None)
     check_new(Action.LOAD)
     identity = source.fingerprint()
     # The names of what is read (its files, the table the database resolved), not only the spelling typed.
-    check(_ref(identity, spec.table.strip() or spec.path, source.names), Action.LOAD)
+    check(ref_for(identity, spec.table.strip() or spec.path, source.names), Action.LOAD)
     return _use_connection(spec, source, identity=identity, user=user)
 
 
@@ -327,7 +321,7 @@ def restore(stored: StoredTable) -> ActiveTable:
                 "(a PostgreSQL password is never kept: give it again)"
             ) from None
         try:  # the roles of what it reads now (a rule may name one of its files)
-            persist = check(_ref(stored.identity, stored.name, source.names), Action.OPEN) is Role.OWNER
+            persist = check(ref_for(stored.identity, stored.name, source.names), Action.OPEN) is Role.OWNER
         except AccessDenied:
             source.close()
             raise
@@ -390,62 +384,6 @@ def stored(table: ActiveTable) -> StoredTable | None:
     return _try(lambda: workspace().table(table.identity))
 
 
-def ledger() -> Ledger:
-    """This session's handle on the persistent ledger ($DPDASH_LEDGER, a file or a postgresql:// URL, or
-    the default file)."""
-    handle = st.session_state.get(_LEDGER)
-    if handle is None:
-        handle = Ledger()
-        st.session_state[_LEDGER] = handle
-    return handle
-
-
-def ledger_session() -> Session:
-    """This browser session's entry in the ledger (releases are attributed to it, and to the signed-in
-    person it names)."""
-    session = st.session_state.get(_SESSION)
-    if session is None:
-        user = auth.current_user()
-        who = "" if user is None or user.local else f": {user.label}"
-        session = ledger().start_session(f"dpdash app{who}")
-        st.session_state[_SESSION] = session
-    return session
-
-
-def registered(table: ActiveTable) -> Dataset | None:
-    """The ledger's record of this table (its budget and accountant), or None before a budget is set."""
-    return ledger().find_dataset(table.identity)
-
-
-def registered_or_stop(table: ActiveTable) -> Dataset | None:
-    """``registered(table)``; a ledger that cannot be read ends the page with its message (never a
-    traceback), the session's table kept."""
-    try:
-        return registered(table)
-    except DPDashError as error:
-        st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
-        st.stop()
-
-
-def recorded_unit(table: ActiveTable) -> RecordedUnit | None:
-    """The unit of privacy recorded with the table's budget, or None (no budget, or none recorded)."""
-    record = registered(table)
-    return None if record is None else ledger().unit(record)
-
-
-def with_unit(facts: PublicFacts, unit: Facts) -> PublicFacts:
-    """The facts with another unit of privacy (the id column's bounds or categories dropped)."""
-    drop = unit.id_column
-    return PublicFacts(
-        bounds={c: b for c, b in facts.bounds.items() if c != drop},
-        categories={c: v for c, v in facts.categories.items() if c != drop},
-        unit=unit,
-        notes=facts.notes,
-        # Per-group bounds need the id column; a unit without one drops them.
-        group_bounds={c: b for c, b in facts.group_bounds.items() if c != drop} if drop is not None else {},
-    )
-
-
 def aligned_table() -> tuple[ActiveTable, bool]:
     """The active table, its unit of privacy made the one recorded with its budget if they differ (and
     whether that was needed): widgets and queries always use the locked unit."""
@@ -458,11 +396,6 @@ def aligned_table() -> tuple[ActiveTable, bool]:
     owner = role(dataset_ref(table)) is Role.OWNER
     unit = locked_with_bounding(locked.unit, table.facts.unit.bounding)
     return _update_table(table, facts=with_unit(table.facts, unit), persist=owner), True
-
-
-def locked_with_bounding(locked: Facts, bounding: str) -> Facts:
-    """The locked unit of privacy, its c enforced by ``bounding`` (weights need its id column)."""
-    return dataclasses.replace(locked, bounding=bounding if locked.id_column is not None else "sample")
 
 
 def widget_suffix(table: ActiveTable) -> str:
@@ -478,46 +411,8 @@ def budget_status(table: ActiveTable) -> BudgetStatus | None:
     return None if record is None else ledger().status(record)
 
 
-def evaluate(table: ActiveTable, query: Query) -> Evaluation:
-    """The query's true answer and report on the table (NOT PRIVATE), computed once per (table, query)
-    and kept in this session only: reruns that change ε or the mechanism do not rescan the table. For
-    owners only (``AccessDenied``)."""
-    check(dataset_ref(table), Action.SEE_TRUTH)
-    cache: dict[tuple[str, str], Evaluation] = st.session_state.setdefault(_EVALUATIONS, {})
-    key = (table.fingerprint, repr(query.to_dict()))
-    if key not in cache:
-        if len(cache) >= _EVALUATIONS_KEPT:
-            cache.pop(next(iter(cache)))
-        cache[key] = evaluate_in_engine(query, table.queryable)
-    return cache[key]
-
-
-# ---- roles: checked where what they guard is produced ------------------------------------------------
-def _ref(identity: str, name: str, read: tuple[str, ...] = ()) -> DatasetRef:
-    """A table as the roles file sees it; ``read``: the names of what it reads (a connected source's files
-    or resolved table), matched whatever name an owner gives it. The ledger is read only with sign-in (the
-    one local owner owns every table)."""
-    if not auth.sign_in_on():
-        return DatasetRef((identity,), (name, *read))
-    record = ledger().find_dataset(identity)
-    if record is None:
-        return DatasetRef((identity,), (name, *read))
-    # Once budgeted, the budget's name (set by an owner, kept in the append-only ledger) is the one matched.
-    return DatasetRef((identity, record.fingerprint), (record.name, *read))
-
-
-def dataset_ref(table: ActiveTable) -> DatasetRef:
-    """The active table as the roles file sees it: its fingerprints and its names."""
-    return _ref(table.identity, table.name, () if table.engine is None else table.engine.names)
-
-
 def _stored_ref(stored: StoredTable) -> DatasetRef:
-    return _ref(stored.identity, stored.name, stored.names)
-
-
-def role(ref: DatasetRef | None) -> Role | None:
-    """The current person's role on a table (``None``: none; ``ref`` ``None``: a table not loaded yet)."""
-    return auth.role_of(ref)
+    return ref_for(stored.identity, stored.name, stored.names)
 
 
 def dataset_role(record: Dataset) -> Role | None:
@@ -526,21 +421,6 @@ def dataset_role(record: Dataset) -> Role | None:
         return role(None)
     kept = _try(lambda: workspace().table(record.fingerprint))  # a connected table's names, kept at Connect
     return role(DatasetRef((record.fingerprint,), (record.name, *(kept.names if kept is not None else ()))))
-
-
-def table_role(table: ActiveTable) -> Role | None:
-    """The current person's role on ``table``."""
-    return role(dataset_ref(table))
-
-
-def check(ref: DatasetRef | None, action: Action) -> Role:
-    """The current person's role on a table if it allows ``action``, else ``AccessDenied``."""
-    return auth.check(action, ref)
-
-
-def check_new(action: Action) -> Role:
-    """``check`` for a table not loaded yet (the roles file's top level)."""
-    return auth.check(action, None)
 
 
 def allowed(table: ActiveTable, action: Action) -> bool:
@@ -583,35 +463,3 @@ def row_count(table: ActiveTable) -> int | None:
         return None
 
 
-def owner_ledger(table: ActiveTable, action: Action = Action.BUDGET) -> Ledger:
-    """The ledger, for a change to its records about ``table`` (a budget, a version, a unit, an import, a
-    trusted key) that the current person's role must allow (``AccessDenied``)."""
-    check(dataset_ref(table), action)
-    return ledger()
-
-
-def draw_release(
-    table: ActiveTable,
-    query: Query,
-    mechanism: type,
-    *,
-    epsilon: float,
-    delta: float | None,
-    confidence: float,
-    postprocess: list[str] | tuple[str, ...],
-) -> Release:
-    """``dpdash.release.release`` on the table: the true answer and its noise, drawn (nothing recorded
-    yet: see ``record_release``). For owners only (``AccessDenied``)."""
-    check(dataset_ref(table), Action.RELEASE)
-    return release(query, mechanism, table.queryable, epsilon=epsilon, delta=delta, confidence=confidence,
-                   postprocess=postprocess, identity=table.identity)  # fmt: skip
-
-
-def record_release(table: ActiveTable, record: Dataset, result: Release, request_id: str) -> list[Entry]:
-    """Spend ``result`` from the table's budget in the ledger under ``request_id`` (sent again, it spends
-    once), attributed to this session. For owners only (``AccessDenied``): the one path to a spend."""
-    check(dataset_ref(table), Action.RELEASE)
-    if table.engine is not None:  # a file rewritten since the draw: nothing spent (SourceChangedError)
-        table.engine.check_unchanged()
-    return ledger().spend_release(record, result, session=ledger_session(), request_id=request_id,
-                                  user=acting_user())  # fmt: skip

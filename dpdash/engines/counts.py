@@ -17,7 +17,7 @@ from dpdash.queries import ContingencyTable, Count, CountPeople, GroupByCount, H
 from dpdash.queries.base import DataReport, Evaluation, cell_count_report
 from dpdash.queries.count import people_evaluation
 from dpdash.queries.keys import key_evaluation
-from dpdash.queries.sums import _ValidCount
+from dpdash.queries.means import _ValidCount
 
 __all__ = [
     "evaluate_count",

@@ -33,7 +33,8 @@ from dpdash.queries import (
 )
 from dpdash.queries.base import Evaluation, Query, check_bounding
 from dpdash.queries.groupby import _GroupCentredSum, _GroupValidCount
-from dpdash.queries.sums import _CentredSquares, _CentredSum, _ValidCount
+from dpdash.queries.means import _ValidCount
+from dpdash.queries.sums import _CentredSquares, _CentredSum
 
 __all__ = ["COMPILED", "evaluate", "evaluate_in_engine"]
 

@@ -43,9 +43,10 @@ from dpdash.queries.count import Count, CountPeople, Where
 from dpdash.queries.groupby import GroupByCount, GroupByMean, GroupBySum
 from dpdash.queries.histogram import OTHER, ContingencyTable, Histogram
 from dpdash.queries.keys import KeyCounts
+from dpdash.queries.means import Mean, Variance
 from dpdash.queries.moment import SecondMoment
 from dpdash.queries.selection import Mode, Quantile
-from dpdash.queries.sums import Mean, Sum, Variance
+from dpdash.queries.sums import Sum
 
 __all__ = [
     "NOT_PRIVATE",

@@ -40,7 +40,8 @@ from dpdash.queries.base import (
     weighted_counts,
 )
 from dpdash.queries.histogram import OTHER, GroupBounded, Grouping, _count_sensitivities, _outside, cell_codes
-from dpdash.queries.sums import _shares, clamp_column, clipping_shift
+from dpdash.queries.means import _shares
+from dpdash.queries.sums import clamp_column, clipping_shift
 
 __all__ = ["GroupByCount", "GroupByMean", "GroupBySum"]
 

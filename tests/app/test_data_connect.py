@@ -171,17 +171,19 @@ def _draw_rewrite_record(path: str) -> None:
     from dpdash.engines import SourceSpec
     from dpdash.errors import DPDashError
     from dpdash.queries import Count
-    from ui import state
+    from ui import guarded, ledger_session, state
 
     spec = SourceSpec(kind="files", path=path)
     table = state.use_connection(spec, spec.open())
-    record = state.ledger().add_dataset(name="visits", fingerprint=table.identity, budget=Budget(epsilon=1.0))
-    drawn = state.draw_release(table, Count(), Laplace, epsilon=0.1, delta=None, confidence=0.95,
+    record = ledger_session.ledger().add_dataset(
+        name="visits", fingerprint=table.identity, budget=Budget(epsilon=1.0)
+    )
+    drawn = guarded.draw_release(table, Count(), Laplace, epsilon=0.1, delta=None, confidence=0.95,
                                postprocess=[])  # fmt: skip
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("1,50,north\n")  # a row more, after the draw
     try:
-        state.record_release(table, record, drawn, "after-a-rewrite")
+        guarded.record_release(table, record, drawn, "after-a-rewrite")
     except DPDashError as error:
         st.session_state["refused"] = str(error)
 

@@ -469,14 +469,14 @@ def _call_everything(table_name: str) -> None:
     from dpdash.engines import SourceSpec
     from dpdash.errors import AccessDenied
     from dpdash.queries import Count
-    from ui import state
+    from ui import guarded, ledger_session, state
 
     table = state.active_table()
     assert table.name == table_name
-    record = state.registered(table)
+    record = ledger_session.registered(table)
     frame = pd.DataFrame({"x": [1, 2, 3]})
     calls = {
-        "evaluate": lambda: state.evaluate(table, Count(facts=table.facts.unit)),
+        "evaluate": lambda: guarded.evaluate(table, Count(facts=table.facts.unit)),
         "sample_rows": lambda: state.sample_rows(table),
         "table_rows": lambda: state.table_rows(table),
         "use_example": lambda: state.use_example("tips"),
@@ -486,10 +486,10 @@ def _call_everything(table_name: str) -> None:
         "use_connection": lambda: state.use_connection(SourceSpec(kind="files", path="/nonexistent"), None),
         "update_table": lambda: state.update_table(table, name="renamed"),
         "forget": lambda: state.forget(table),
-        "owner_ledger": lambda: state.owner_ledger(table),
-        "draw_release": lambda: state.draw_release(table, Count(facts=table.facts.unit), __import__(
+        "owner_ledger": lambda: guarded.owner_ledger(table),
+        "draw_release": lambda: guarded.draw_release(table, Count(facts=table.facts.unit), __import__(
             "dpdash").Laplace, epsilon=0.1, delta=None, confidence=0.95, postprocess=[]),
-        "record_release": lambda: state.record_release(table, record, None, "replayed"),
+        "record_release": lambda: guarded.record_release(table, record, None, "replayed"),
     }
     refused = []
     for name, call in calls.items():
@@ -529,16 +529,16 @@ def _owner_calls() -> None:
 
     from dpdash import Laplace
     from dpdash.queries import Count
-    from ui import state
+    from ui import guarded, state
 
     table = state.active_table()
     count = Count(facts=table.facts.unit)
     st.session_state["done"] = {
-        "evaluate": float(state.evaluate(table, count).values[0]),
+        "evaluate": float(guarded.evaluate(table, count).values[0]),
         "sample_rows": len(state.sample_rows(table)),
         "table_rows": len(state.table_rows(table)),
         "row_count": state.row_count(table),
-        "draw_release": len(state.draw_release(table, count, Laplace, epsilon=0.1, delta=None,
+        "draw_release": len(guarded.draw_release(table, count, Laplace, epsilon=0.1, delta=None,
                                                confidence=0.95, postprocess=[]).values),
         "update_table": state.update_table(table, name="survey").name,
     }
