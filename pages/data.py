@@ -9,7 +9,6 @@ run_through_app()  # a bookmark opened first on a fresh server runs app.py's she
 import pandas as pd
 import streamlit as st
 
-from dpdash.accounting import ACCOUNTANT_NAMES, Budget
 from dpdash.datasets import EXAMPLES, PublicFacts
 from dpdash.errors import DPDashError
 from dpdash.facts import BOUNDING, Facts, Neighbours
@@ -24,6 +23,7 @@ from dpdash.loading import (
 )
 from dpdash.wording import bounding_choice, guarantee, protected_unit, relation_choice
 from ui.access import guard_page
+from ui.budget_setting import budget_section
 from ui.connect import connect_section
 from ui.facts_editor import (
     CATEGORY_COLUMNS,
@@ -32,8 +32,7 @@ from ui.facts_editor import (
     read_categories,
     read_group_bounds,
 )
-from ui.guarded import owner_ledger
-from ui.ledger_session import ledger, locked_with_bounding, recorded_unit, registered_or_stop, with_unit
+from ui.ledger_session import locked_with_bounding, recorded_unit, with_unit
 from ui.roles import acting_user
 from ui.state import (
     DEFAULT_EXAMPLE,
@@ -51,12 +50,6 @@ from ui.state import (
 )
 from ui.text import md, show_guarantee
 
-TIERS = {
-    "Would not harm if disclosed: ε = 1, δ = 1e-5": (1.0, 1e-5),
-    "Could harm if disclosed: ε = 0.25, δ = 1e-6": (0.25, 1e-6),
-    "Likely to harm if disclosed: ε = 0.05, δ = 1e-7": (0.05, 1e-7),
-    "Custom": None,
-}
 NO_ID = "(none: each row is a person)"
 
 
@@ -284,122 +277,4 @@ if st.session_state.pop("data_facts_saved", False):
 show_guarantee(guarantee(table.facts.unit), lead="**Who is protected:** ", key="data_guarantee")
 
 # ---- budget -------------------------------------------------------------------------------------------
-st.subheader("3. Set the privacy budget")
-record = registered_or_stop(table)
-shape = {"columns": [str(c) for c in table.data.columns], "rows": table.rows}
-if record is not None:
-    delta = f", δ = {record.budget.delta:g}" if record.budget.delta else ""
-    version = "" if record.fingerprint == table.identity else f" (a version of **{md(record.name)}**)"
-    st.success(
-        f"This table's total budget{version} is ε = {record.budget.epsilon:g}{delta}, kept by the "
-        f"**{md(record.accountant)}** accountant (set {record.created_at[:19].replace('T', ' ')} UTC). "
-        "A budget cannot be changed once set.",
-        icon=":material/lock:",
-    )
-    if locked is None:
-        st.warning(
-            "This budget was set before dpdash recorded the unit of privacy with it, so releases are not "
-            f"checked against one. Lock the current unit (**{md(protected_unit(table.facts.unit))}**) to "
-            "make every later release use it.",
-            icon=":material/lock_open:",
-        )
-        if st.button("Lock this unit of privacy", key="data_lock_unit"):
-            owner_ledger(table).record_unit(record, table.facts.unit, **shape, user=acting_user())
-            st.rerun()
-    st.stop()
-
-alikes = ledger().looks_like(fingerprint=table.identity, name=table.name, columns=shape["columns"])
-if alikes:
-    alike = alikes[0]
-    other = alike.dataset
-    st.warning(
-        f"This table has no budget, but it looks like the budgeted dataset **{md(other.name)}** "
-        f"({md(alike.why)}) with other rows: a new version of the same people? Its releases must not start "
-        "a fresh budget if they are. Choose one (it is recorded in the ledger for good):",
-        icon=":material/difference:",
-    )
-    left, right = st.columns(2)
-    with left:
-        st.markdown(f"**The same people** (a corrected or extended file): releases spend "
-                    f"{md(other.name)}'s budget (ε = {other.budget.epsilon:g}).")  # fmt: skip
-        if st.button(f"Continue {other.name}'s budget", key="data_continue_budget", type="primary"):
-            owner_ledger(table).link_version(
-                other, fingerprint=table.identity, name=table.name, reason="the owner continued its budget "
-                "on the Data page: a new version of the same people", **shape, user=acting_user(),
-            )  # fmt: skip
-            st.rerun()
-    with right:
-        st.markdown("**A different population** (other people): it gets a budget of its own.")
-        reason = st.text_input("Why is it a different population? (recorded in the ledger)",
-                               key="data_distinct_reason")  # fmt: skip
-        if st.button("It is a different population", key="data_distinct"):
-            if not reason.strip():
-                st.error("Say why it is a different population: the ledger records the reason.",
-                         icon=":material/error:")  # fmt: skip
-            else:
-                owner_ledger(table).declare_distinct(table.identity, other, reason=reason, user=acting_user())
-                st.rerun()
-    st.stop()
-
-tier = st.radio("Budget tier (OpenDP DP Creator's defaults)", list(TIERS), key="data_tier")
-preset = TIERS[tier]
-left, middle, right = st.columns(3)
-epsilon = left.number_input(
-    "total ε", min_value=0.0, value=preset[0] if preset else 1.0, step=0.1, format="%g",
-    key="data_budget_epsilon", disabled=preset is not None,
-)  # fmt: skip
-delta = middle.number_input(
-    "total δ", min_value=0.0, max_value=0.5, value=preset[1] if preset else 1e-5, format="%.0e",
-    key="data_budget_delta", disabled=preset is not None,
-)  # fmt: skip
-accountant = right.selectbox(
-    "Accountant", ACCOUNTANT_NAMES, index=list(ACCOUNTANT_NAMES).index("tightest"),
-    key="data_accountant", help="How releases add up. 'tightest' takes the smallest certified total.",
-)  # fmt: skip
-if st.button("Set this budget (it cannot be changed later)", type="primary", key="data_set_budget"):
-    chosen = preset or (epsilon, delta)
-    try:
-        Budget(epsilon=chosen[0], delta=chosen[1])
-    except DPDashError as error:
-        st.error(f"The budget was not set: {md(error)}", icon=":material/error:")
-    else:
-        st.session_state["data_budget_pending"] = (table.identity, chosen[0], chosen[1], accountant)
-pending = st.session_state.get("data_budget_pending")
-if pending is not None and pending[0] == table.identity:
-    _, pending_epsilon, pending_delta, pending_accountant = pending
-    saved = {
-        f"data_id_column_{key}": facts.unit.id_column or NO_ID,
-        f"data_rows_per_person_{key}": facts.unit.rows_per_person,
-        f"data_neighbours_{key}": facts.unit.neighbours.value,
-    }
-    unsaved = any(st.session_state.get(widget, value) != value for widget, value in saved.items())
-    with st.container(border=True, key="data_budget_confirm_box"):
-        st.markdown(
-            f"**Set the budget of {md(table.name)} to ε = {pending_epsilon:g}, δ = {pending_delta:g}** under "
-            f"the **{md(pending_accountant)}** accountant, and lock its unit of privacy: "
-            f"**{md(protected_unit(facts.unit))}**. Neither can be changed later; every release from this "
-            "table (and its versions) will spend this budget under this unit."
-        )
-        show_guarantee(guarantee(facts.unit, pending_epsilon, pending_delta, accountant=pending_accountant,
-                                 scope="all releases from this table together (its whole budget)"),
-                       key="data_pending_guarantee")  # fmt: skip
-        if unsaved:
-            st.warning("The unit-of-privacy controls above have changes that are not saved: the saved unit "
-                       "(stated here) is the one that will be locked. Cancel and save the facts first to use "
-                       "the new one.", icon=":material/warning:")  # fmt: skip
-        yes, no = st.columns(2)
-        if yes.button("Confirm: set this budget", type="primary", key="data_set_budget_confirm"):
-            st.session_state.pop("data_budget_pending", None)
-            try:
-                owner_ledger(table).add_dataset(
-                    name=table.name, fingerprint=table.identity,
-                    budget=Budget(epsilon=pending_epsilon, delta=pending_delta),
-                    accountant=pending_accountant, unit=facts.unit, **shape, user=acting_user(),
-                )  # fmt: skip
-            except DPDashError as error:
-                st.error(f"The budget was not set: {md(error)}", icon=":material/error:")
-            else:
-                st.rerun()
-        if no.button("Cancel", key="data_set_budget_cancel"):
-            st.session_state.pop("data_budget_pending", None)
-            st.rerun()
+budget_section(table, facts=facts, locked=locked, key=key, no_id=NO_ID)
