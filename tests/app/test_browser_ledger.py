@@ -50,6 +50,10 @@ def release_count(page: Page, url: str, epsilon: str) -> None:
     box.fill(epsilon)
     box.press("Enter")
     wait_until_idle(page)
+    # The rerun the typed ε starts may not have begun when the page first looks idle: wait until the
+    # page states this release's guarantee at that ε before releasing.
+    expect(page.get_by_text(f"factor of e^{epsilon} ≈").first).to_be_visible(timeout=60_000)
+    wait_until_idle(page)
     page.get_by_role("button", name="Release… (spends budget)").click()
     page.get_by_role("button", name="Release now").click()
     expect(page.get_by_text("Released · count")).to_be_visible(timeout=60_000)
