@@ -294,17 +294,17 @@ def fits(
     ledger's budget check, on the canonical total: the same answer in every process.
 
     The kept state answers at once, stopping at the first of the tightest's components that certifies it;
-    where it is not the canonical total to the bit (PLD, the tightest), it decides only when it certifies
-    the limit shrunk by ``DECIDE_MARGIN``, far more than the FFTs' rounding between the two; nearer the
-    limit, or over it, the canonical total decides. The states of ``history`` and ``history + new`` are
-    kept, with the totals asked (``_state_of``); with ``keep=False`` (a hypothetical question, as for
-    ``epsilon``) only that of ``history``."""
+    where it is not the canonical total to the bit (PLD, the tightest), it decides only outside a band of
+    ``DECIDE_MARGIN`` around the limit (it fits the shrunk limit, or not even the grown one), far wider than
+    the FFTs' rounding between the two; within the band the canonical total decides. The states of
+    ``history`` and ``history + new`` are kept, with the totals asked (``_state_of``); with ``keep=False``
+    (a hypothetical question, as for ``epsilon``) only that of ``history``."""
     limit = budget_epsilon * (1.0 + REL_SLACK)
     exact = _bit_exact(accountant)
     with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, new, target_delta, keep)
         if state.fits(accountant, target_delta, limit if exact else limit * (1.0 - DECIDE_MARGIN)):
             return True
-    if exact:
-        return False
+        if exact or not state.fits(accountant, target_delta, limit * (1.0 + DECIDE_MARGIN)):
+            return False
     return accountant.epsilon([*as_events(history), *as_events(new)], target_delta) <= limit
