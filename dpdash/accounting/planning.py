@@ -203,8 +203,6 @@ def _release(query: PlannedQuery, mechanism: NoiseMechanism | None, locked: bool
 _Payload = tuple[dict[int, NoiseMechanism], float]
 
 
-
-
 def plan(
     queries: Sequence[PlannedQuery],
     *,
@@ -299,14 +297,6 @@ def plan(
     return Plan(rows(chosen), budget, keeper.name, spent_total, total, factor, True, 0.0)
 
 
-
-
-
-
-
-
-
-
 @dataclass(frozen=True, slots=True)
 class WhatIf:
     """Totals (ε at the budget's δ) after ``count`` more releases like the given one, per accountant
@@ -381,8 +371,6 @@ def max_releases(
 
         best = _largest_count(fits, best, limit)
     return best
-
-
 
 
 def cumulative_totals(

@@ -35,20 +35,6 @@ _HEADROOM = 1.1
 _TREE_FROM = 16
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 _Key = PrivacyEvent
 
 

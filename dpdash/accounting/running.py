@@ -85,52 +85,6 @@ MAX_STATES = 8
 DECIDE_MARGIN = 1e-6
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 _STATES: list[_State] = []
 # The last question not kept (``keep=False``): the kept state it starts from, its new events, and its state,
 # so that the same question asked again under another accountant (a what-if row: pld, then tightest, whose

@@ -451,8 +451,6 @@ class Ledger(Spending, Lineage, Workflow, Totals, Transfer):
         return [entry.event for entry in self.entries(dataset)]
 
 
-
-
 # ---- helpers ---------------------------------------------------------------------------------------
 def _stamped(recorded: RecordedUnit, when: str) -> RecordedUnit:
     return RecordedUnit(recorded.unit, recorded.columns, recorded.rows, when)

@@ -288,11 +288,3 @@ class _CentredSquares(_ColumnQuery):
         return Evaluation(np.array([total]), self._report(truncation, data, bias))
 
 
-
-
-
-
-
-
-
-
