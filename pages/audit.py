@@ -30,15 +30,15 @@ from ui.audit import (
     BROKEN,
     MAX_TRIALS,
     MECHANISMS,
-    AuditState,
     current_audit,
     has_audit,
     mechanism_inputs,
     neighbour,
+    shown_input,
     start_audit,
 )
-from ui.chart_view import show_chart
-from ui.charts import audit_histograms, audit_progress
+from ui.audit_view import render_audit
+from ui.numbers import thousands
 from ui.state import active_table, allowed, table_rows
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control
@@ -49,17 +49,6 @@ QUERY_MECHANISMS = {"Laplace": Laplace, "Gaussian (analytic)": Gaussian, "Geomet
 MEDIAN_MECHANISMS = {"Exponential mechanism": ExponentialMechanism, "Permute-and-flip": PermuteAndFlip,
                      "Report noisy max": ReportNoisyMax}  # fmt: skip
 MEDIAN_CANDIDATES = 21
-
-
-def _n(value: int) -> str:
-    return f"{value:,}".replace(",", " ")
-
-
-def _show(value: object) -> str:
-    """An input as a person writes it: 1 rather than 1.0, lists in brackets."""
-    if isinstance(value, list):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
-    return f"{value:g}"
 
 
 st.title("Audit")
@@ -108,7 +97,8 @@ try:
                        "The audit should catch it.", icon=":material/bug_report:")  # fmt: skip
         claim = f"ε = {epsilon:g}" + (f", δ = {delta:g}" if choice.needs_delta else "")
         st.markdown(
-            f"**Inputs:** first = `{_show(first)}`, second = `{_show(second)}`: {why}. **Claim:** {claim}."
+            f"**Inputs:** first = `{shown_input(first)}`, second = `{shown_input(second)}`: {why}. "
+            f"**Claim:** {claim}."
         )
         settings = ("mechanism", label, epsilon, delta, size)
         make_target = partial(mechanism_target, mechanism, first, second, label=label)
@@ -127,7 +117,7 @@ try:
             st.stop()
         with left:
             show_guarantee(guarantee(facts.unit), key="audit_guarantee",
-                           lead=f"Table: **{md(table.name)}** · {_n(table.rows)} rows. ")  # fmt: skip
+                           lead=f"Table: **{md(table.name)}** · {thousands(table.rows)} rows. ")  # fmt: skip
             kind = st.selectbox("Query", QUERY_KINDS, key="audit_query")
             if kind != "Count of rows" and not facts.bounds:
                 st.warning(
@@ -172,7 +162,7 @@ except DPDashError as error:
 
 trials_col, confidence_col = st.columns(2)
 trials = trials_col.select_slider("Trials per side", (10_000, 100_000, 1_000_000), value=100_000,
-                                  format_func=_n, key="audit_trials")  # fmt: skip
+                                  format_func=thousands, key="audit_trials")  # fmt: skip
 confidence = confidence_col.select_slider("Confidence", (0.9, 0.95, 0.99, 0.999), value=0.99,
                                           format_func=lambda c: f"{c:.1%}".replace(".0%", "%"),
                                           key="audit_confidence")  # fmt: skip
@@ -182,62 +172,14 @@ state = current_audit(settings)
 run_col, more_col = st.columns([1, 3])
 run_clicked = run_col.button("Run audit", type="primary", key="audit_run", icon=":material/science:")
 more_clicked = more_col.button(
-    f"Add {_n(trials)} more trials", key="audit_more", icon=":material/add:",
+    f"Add {thousands(trials)} more trials", key="audit_more", icon=":material/add:",
     disabled=state is None or state.trials >= MAX_TRIALS,
 )  # fmt: skip
 progress = st.empty()
 results = st.empty()
 
 
-def render(state: AuditState, done: int = 0, total: int = 0) -> None:
-    """The evidence so far, drawn into the results placeholder (once per step while a run draws)."""
-    result = state.result
-    if result is None:
-        return
-    if total:
-        progress.progress(done / total, text=f"{_n(state.trials)} trials per side drawn…")
-    with results.container():
-        claimed = result.claimed_epsilon
-        cols = st.columns(4 if result.target.delta else 3)
-        bound_label = f"ε lower bound ({100 * result.confidence:g}% confidence)"
-        cols[0].metric(bound_label, f"{result.epsilon_lower:.3f}")
-        cols[1].metric("claimed ε", f"{claimed:g}")
-        if result.target.delta:
-            cols[2].metric("claimed δ", f"{result.target.delta:g}")
-        cols[-1].metric("trials per side", _n(result.trials))
-        if result.refutes_claim:
-            st.error(result.verdict, icon=":material/gpp_bad:")
-        else:
-            st.success(result.verdict, icon=":material/verified_user:")
-        if result.epsilon_lower == 0:
-            st.info("No event told the two inputs apart in these trials, so the bound says nothing beyond "
-                    "ε ≥ 0: consistent with the claim, but no evidence for it. More trials may help; on a "
-                    "large table one person may not move the answer at all (a median, often).",
-                    icon=":material/info:")  # fmt: skip
-        favoured = "first" if result.event.forward else "second"
-        likelier = f", more likely on the {favoured} input" if result.epsilon_lower > 0 else ""
-        st.markdown(
-            f"**Chosen event** (on the search half): {result.event.describe()}{likelier}. "
-            f"Counted on the other half: first input {_n(result.hits_first)} of "
-            f"{_n(result.evaluation_first)}, second input {_n(result.hits_second)} of "
-            f"{_n(result.evaluation_second)}; plug-in estimate of its log-ratio "
-            f"{result.epsilon_estimate:.3g}."
-        )
-        key = f"{id(state)}_{state.trials}"
-        show_chart(audit_histograms(result), key=f"audit_histograms_{key}")
-        show_chart(audit_progress(state.history, claimed), key=f"audit_progress_{key}")
-        st.caption(
-            "Bound: one-sided Clopper–Pearson bounds on both probabilities (Bonferroni), event chosen on "
-            "half the trials and counted on the other half; ε ≥ ln((p̲ − δ)/q̄). "
-            f"Neighbours: {result.target.pair}. "
-            "A bound at or below the claim is consistent with it but is not a proof (one pair of inputs, "
-            "one family of events); a bound above it refutes the claim at the stated confidence. "
-            f"{_n(state.trials)} trials per side in "
-            + (f"{state.seconds:.1f} s." if state.seconds >= 0.1 else "under 0.1 s.")
-        )
-        st.caption(":material/warning: Decide the number of trials before you look: stopping a run when the "
-                   "bound looks largest inflates it.")  # fmt: skip
-
+render = partial(render_audit, progress=progress, results=results)
 
 if run_clicked or more_clicked:
     try:

@@ -182,3 +182,10 @@ def neighbour(table: ActiveTable, query: Query, mechanism: type, epsilon: float,
         rows = table_rows(table)  # the table's rows: the owner's alone (AccessDenied otherwise)
         cache[key] = worst_case_neighbour(query, mechanism, rows, epsilon=epsilon, delta=delta)
     return cache[key]
+
+
+def shown_input(value: object) -> str:
+    """An audit's input as a person writes it: 1 rather than 1.0, lists in brackets."""
+    if isinstance(value, list):
+        return "[" + ", ".join(shown_input(v) for v in value) + "]"
+    return f"{value:g}"
