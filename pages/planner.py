@@ -6,123 +6,23 @@ from ui.shell import run_through_app
 
 run_through_app()  # a bookmark opened first on a fresh server runs app.py's shell (README, Layout)
 
-import math
-from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpdash.access import Action
 from dpdash.accounting import PlannedQuery
-from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
-from dpdash.preview import preview_accuracy
 from dpdash.queries import (
     CompositeQuery,
-    Count,
-    Histogram,
-    NumericQuery,
     SelectionQuery,
-    Sum,
-    query_from_dict,
 )
-from dpdash.queries.histogram import numeric_bins
-from dpdash.release import calibrate
 from dpdash.report import plan_report
 from ui.access import guard_page
-from ui.guarded import evaluate
 from ui.ledger_session import ledger, registered_or_stop
+from ui.plan_rows import COLUMNS, DEFAULT_BINS, MECHANISMS, blank, combined_answers, default_plan, plan_row
 from ui.query_builder import query_controls
-from ui.state import active_table, allowed
+from ui.state import active_table
 from ui.text import md
-
-MECHANISMS = ("laplace", "gaussian", "geometric", "discrete_gaussian", "staircase")
-COLUMNS = ["query", "mechanism", "sensitivity", "answers k", "weight", "lock ε", "lock ±accuracy"]
-#: Numeric histograms in the default plan: this many equal bins over the declared bounds.
-DEFAULT_BINS = 10
-
-
-def _row(label: str, mechanism: str, query: NumericQuery, weight: float = 1.0) -> dict[str, object]:
-    """A plan row for one noisy answer of ``query``: its sensitivity in the mechanism's norm, k answers."""
-    norm = {"gaussian": "l2", "discrete_gaussian": "coordinate", "staircase": "coordinate"}.get(
-        mechanism, "l1"
-    )
-    return {
-        "query": label,
-        "mechanism": mechanism,
-        "sensitivity": float(query.sensitivity(norm)),
-        "answers k": query.dimension,
-        "weight": weight,
-        "lock ε": None,
-        "lock ±accuracy": None,
-    }
-
-
-def combined_answers(
-    table: Any, plan: Any, queries: dict[str, tuple[dict[str, Any], str]], confidence: float, delta: float
-) -> pd.DataFrame | None:
-    """For queries added as several pieces (a mean: sum and count), the ± of the combined answer at the
-    ε the plan gives its pieces, by ``dpdash.preview.preview_accuracy``; ``None`` when there are none."""
-    rows = []
-    epsilons = {r.query.query: r.epsilon for r in plan.releases}
-    for name, (spec, mechanism) in queries.items():
-        query = query_from_dict(spec)
-        parts = [(f"{name}: {p.name}", p.share) for p in query.pieces()]
-        if not all(epsilons.get(label) for label, _ in parts):
-            continue
-        total = sum(epsilons[label] for label, _ in parts)
-        if any(abs(epsilons[label] / total - share) > 1e-6 for label, share in parts):
-            rows.append(
-                {"query": name, "ε": total, "±": None, "how": "pieces no longer in the query's split"}
-            )
-            continue
-        if not allowed(table, Action.SEE_TRUTH):  # the combined ± needs the true pieces: the owners'
-            rows.append({"query": name, "ε": total, "±": None,
-                         "how": "depends on the true values (a mean's on the true count): the owners'"})
-            continue
-        try:
-            gaussian = mechanism in ("gaussian", "discrete_gaussian")
-            pieces = calibrate(query, mechanism, table.queryable, epsilon=total,
-                               delta=delta * len(parts) if gaussian else 0.0)  # fmt: skip
-            evaluation = evaluate(table, query)
-            accuracy = preview_accuracy(query, pieces, evaluation.values, true_pieces=evaluation.pieces,
-                                        confidence=confidence)  # fmt: skip
-        except DPDashError as error:
-            rows.append({"query": name, "ε": total, "±": None, "how": str(error)})
-            continue
-        rows.append(
-            {"query": name, "ε": total, "±": float(np.max(accuracy.half_widths)), "how": accuracy.label}
-        )
-    return pd.DataFrame(rows, columns=["query", "ε", "±", "how"]) if rows else None
-
-
-def default_plan(facts: PublicFacts) -> pd.DataFrame:
-    """A starting plan from the active table's own declared facts: the number of rows, a histogram of
-    the first categorical column, and a histogram (public bins over the declared bounds) and a sum of
-    the first numeric column. Queries whose value is public under the facts (sensitivity 0) are left
-    out. Empty when nothing is declared."""
-    unit = facts.unit
-    cells = "laplace" if unit.weighted else "geometric"  # weighted cells are fractional: continuous noise
-    candidates: list[tuple[str, str, NumericQuery]] = [("count of rows", "geometric", Count(facts=unit))]
-    for column in sorted(facts.categories)[:1]:
-        histogram = Histogram(column=column, categories=facts.categories[column], facts=unit,
-                              group_bounds=facts.bounds_for_groups(column))  # fmt: skip
-        candidates.append((f"histogram of {column}", cells, histogram))
-    for column in sorted(facts.bounds)[:1]:
-        bounds = facts.bounds[column]
-        bins = numeric_bins(bounds, count=DEFAULT_BINS)
-        candidates.append((f"histogram of {column} ({DEFAULT_BINS} bins)", cells,
-                           Histogram(column=column, bins=bins, facts=unit)))  # fmt: skip
-        candidates.append((f"sum of {column}", "laplace", Sum(column=column, bounds=bounds, facts=unit)))
-    rows = [_row(label, mechanism, query) for label, mechanism, query in candidates
-            if query.sensitivity("l1") > 0]  # fmt: skip
-    return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def _blank(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
 
 st.title("Planner")
 guard_page(__file__)
@@ -190,7 +90,7 @@ with st.expander("Add a planned release from a query on this table"):
         else:
             parts = ([(f"{query.name}: {p.name}", p.query, p.share) for p in query.pieces()]
                      if isinstance(query, CompositeQuery) else [(query.name, query, 1.0)])  # fmt: skip
-            added = [_row(label, mechanism, piece, weight) for label, piece, weight in parts]
+            added = [plan_row(label, mechanism, piece, weight) for label, piece, weight in parts]
             if isinstance(query, CompositeQuery):  # its combined ± is simulated once the plan gives ε
                 st.session_state.setdefault(combined_key, {})[query.name] = (query.to_dict(), mechanism)
             st.session_state[plan_key] = pd.concat(
@@ -202,16 +102,16 @@ with st.expander("Add a planned release from a query on this table"):
 try:
     planned = []
     for row in rows.to_dict("records"):
-        if _blank(row.get("mechanism")) or _blank(row.get("sensitivity")):
+        if blank(row.get("mechanism")) or blank(row.get("sensitivity")):
             continue
         gaussian = row["mechanism"] in ("gaussian", "discrete_gaussian")
         planned.append(
             PlannedQuery(
                 mechanism=row["mechanism"], sensitivity=float(row["sensitivity"]),
-                weight=1.0 if _blank(row.get("weight")) else float(row["weight"]),
+                weight=1.0 if blank(row.get("weight")) else float(row["weight"]),
                 delta=delta if gaussian else None,
-                epsilon=None if _blank(row.get("lock ε")) else float(row["lock ε"]),
-                accuracy=None if _blank(row.get("lock ±accuracy")) else float(row["lock ±accuracy"]),
+                epsilon=None if blank(row.get("lock ε")) else float(row["lock ε"]),
+                accuracy=None if blank(row.get("lock ±accuracy")) else float(row["lock ±accuracy"]),
                 confidence=confidence, k=int(row.get("answers k") or 1), query=str(row.get("query") or ""),
             )
         )  # fmt: skip
