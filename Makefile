@@ -3,7 +3,8 @@
 #   make venv      create .venv (if missing) and install requirements-dev.txt
 #   make debian    install the Debian packages the tests run (chromium, postgresql, a Java runtime), if missing
 #   make test      the whole pytest suite (browser tests included), then ruff
-#   make check     the fast tier while you work: library and AppTest tests, no browser, Spark or PostgreSQL
+#   make check     the fast tier while you work: library and AppTest tests, no browser, Spark, PostgreSQL
+#                  or test marked slow (WORKERS=N sets the parallel workers; default: every core)
 #   make lint      ruff only
 #   make run       the Streamlit app at http://localhost:8501
 #   make bench     every bench/bench_*.py
@@ -65,12 +66,19 @@ chromium: debian
 
 # --- checks ------------------------------------------------------------------
 
+# Tests without a browser run on every core (pytest-xdist; the PostgreSQL and Spark tests share one worker,
+# so one cluster and one Spark session start). The browser tests then run one at a time: each drives a
+# Streamlit server and Chromium, and their waits are set for a machine that is not running other tests.
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+PARALLEL := -n $(WORKERS) --dist loadgroup
+
 test: venv debian
-	$(PY) -m pytest -q --durations=25
+	$(PY) -m pytest -q $(PARALLEL) -m "not browser" --durations=15
+	$(PY) -m pytest -q -m browser --durations=10
 	$(PY) -m ruff check .
 
 check: venv
-	$(PY) -m pytest -q -m "not browser and not postgres and not spark"
+	$(PY) -m pytest -q $(PARALLEL) -m "not browser and not postgres and not spark and not slow"
 	$(PY) -m ruff check .
 
 lint: venv

@@ -21,14 +21,26 @@ def pytest_configure(config: object) -> None:
     os.environ["DPDASH_LEDGER"] = str(folder / "ledger.sqlite")
 
 
+def _servers(item: pytest.Item) -> list[str]:
+    """The servers ``item`` needs: a fixture named ``postgres`` or ``spark`` among its fixtures, or a
+    parameter ``"postgresql"`` (the contract suites' storage, whose database is requested lazily)."""
+    names = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if any(isinstance(value, str) and value == "postgresql" for value in params.values()):
+        names.add("postgres")
+    return [server for server in ("postgres", "spark") if server in names]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that needs a PostgreSQL server or a Spark session (through any fixture), so that
-    ``make check`` can leave them out."""
+    """Mark every test that needs a PostgreSQL server or a Spark session, so that ``make check`` can leave
+    them out; and put them all in one group, so that a parallel run (``-n 2 --dist loadgroup``) starts one
+    cluster and one Spark session, on one worker, rather than one of each per worker."""
     for item in items:
-        names = getattr(item, "fixturenames", ())
-        for server in ("postgres", "spark"):
-            if server in names:
-                item.add_marker(getattr(pytest.mark, server))
+        servers = _servers(item)
+        for server in servers:
+            item.add_marker(getattr(pytest.mark, server))
+        if servers:
+            item.add_marker(pytest.mark.xdist_group("servers"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
