@@ -130,6 +130,7 @@ def test_the_script_takes_the_ledger_from_the_command_line(coded_table) -> None:
     assert _spent(coded_table["ledger"], coded_table["identity"]) == (5.0, 1)
 
 
+@pytest.mark.slow
 def test_the_script_refuses_when_the_budget_is_short_and_records_nothing(coded_table) -> None:
     for _ in range(2):  # 5 + 5 of 12
         assert (
@@ -153,6 +154,7 @@ def test_preview_simulates_and_spends_nothing(coded_table) -> None:
     assert _spent(coded_table["ledger"], coded_table["identity"]) == (0.0, 0)
 
 
+@pytest.mark.slow
 def test_the_script_refuses_another_table_and_a_missing_budget(coded_table, tmp_path: Path) -> None:
     other = tmp_path / "other.csv"
     other.write_text(coded_table["path"].read_text().replace("\n1,", "\n2,", 1))  # one person changed
@@ -184,6 +186,7 @@ def test_a_mean_through_the_script_is_one_release_of_two_entries(coded_table) ->
     assert len(entries) == 2 and release_count(entries) == 1
 
 
+@pytest.mark.slow
 def test_key_counts_through_the_script_publish_only_keys_above_the_threshold(coded_table) -> None:
     """Keys that are not public (one row per person): the script releases through the ledger with the
     release's δ, and its preview simulates the same threshold."""

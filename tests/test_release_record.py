@@ -363,6 +363,7 @@ def test_randomized_response_estimates_the_histogram(df: pd.DataFrame) -> None:
 # ---- the stated accuracy holds -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_stated_accuracy_covers_the_truth_at_the_confidence(df: pd.DataFrame) -> None:
     """OS randomness: 300 releases each; the share within the stated half-widths is at least the
     confidence minus 5 standard errors (exact statements) or at least it (bounds are conservative)."""

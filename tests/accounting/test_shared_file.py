@@ -102,6 +102,7 @@ def test_second_handle_and_outside_processes_never_overspend(path: Path) -> None
     assert committed(path) == ["outside", "A"]
 
 
+@pytest.mark.slow
 def test_spend_of_a_killed_handle_survives(path: Path) -> None:
     """A process with two handles spends with one and is killed with SIGKILL after the commit, while an
     outside process and an outside reader have opened and closed the ledger in between: its spend is on

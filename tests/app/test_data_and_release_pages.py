@@ -83,6 +83,7 @@ def test_a_release_beyond_the_budget_is_refused(app: AppTest) -> None:
     assert not app.exception
 
 
+@pytest.mark.slow
 def test_queries_and_mechanisms_never_raise(app: AppTest) -> None:
     app.switch_page("pages/release.py").run()
     for kind in ("Count", "Sum", "Mean", "Group-by sum", "Contingency table"):
@@ -173,6 +174,7 @@ def test_a_median_and_a_group_by_mean_publish_the_previewed_plus_minus(app: AppT
     assert shown["± each value (95% confidence)"].tolist() == list(made.accuracy.half_widths)
 
 
+@pytest.mark.slow
 def test_keys_that_are_not_public_are_previewed_with_their_chances_and_released(
     app: AppTest, tmp_path: Path
 ) -> None:

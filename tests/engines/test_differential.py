@@ -140,6 +140,7 @@ def test_every_query_kind_is_compiled_and_in_the_differential_test() -> None:
 
 @pytest.mark.parametrize("facts", FACTS, ids=["trusted", "c=1", "c=3"])
 @pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.slow
 def test_pandas_and_duckdb_agree_on_random_tables(facts: Facts, seed: int) -> None:
     df = table(seed)
     source = open_frame(df)
@@ -147,6 +148,7 @@ def test_pandas_and_duckdb_agree_on_random_tables(facts: Facts, seed: int) -> No
         check(query, df, source)
 
 
+@pytest.mark.slow
 def test_truncation_keeps_the_same_rows_whatever_the_row_order() -> None:
     df = table(5, rows=2000, people=60)  # many rows per person
     shuffled = df.sample(frac=1, random_state=11).reset_index(drop=True)
@@ -156,6 +158,7 @@ def test_truncation_keeps_the_same_rows_whatever_the_row_order() -> None:
         same_evaluation(a, evaluate(query, shuffled), len(df) * 1e4)
 
 
+@pytest.mark.slow
 def test_one_person_with_many_rows() -> None:
     rng = np.random.default_rng(3)
     df = table(4, rows=400)
@@ -166,6 +169,7 @@ def test_one_person_with_many_rows() -> None:
             check(query, df)
 
 
+@pytest.mark.slow
 def test_all_missing_and_empty_after_truncation() -> None:
     df = table(6, rows=200)
     df[INCOME] = np.nan
@@ -189,6 +193,7 @@ def integer_ids(seed: int, rows: int = 600) -> pd.DataFrame:
     return df
 
 
+@pytest.mark.slow
 def test_integer_ids_down_to_the_last_bit() -> None:
     df = integer_ids(12)
     assert df[ID].dtype == np.int64
@@ -196,6 +201,7 @@ def test_integer_ids_down_to_the_last_bit() -> None:
         check(query, df)
 
 
+@pytest.mark.slow
 def test_string_ids_and_nan_in_a_duckdb_column() -> None:
     df = table(8, rows=500)
     df[ID] = df[ID].map(lambda v: None if np.isnan(v) else f"p'{int(v) % 40}\"")

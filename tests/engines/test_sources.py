@@ -33,6 +33,7 @@ def df() -> pd.DataFrame:
     return table(21, rows=1500, people=300)
 
 
+@pytest.mark.slow
 def test_a_parquet_folder_and_a_glob_answer_as_the_dataframe(df: pd.DataFrame, tmp_path: Path) -> None:
     write_parts(df, tmp_path / "data" / "2026")
     (tmp_path / "data" / "README.txt").write_text("not a table")  # ignored: not .parquet/.csv
@@ -46,6 +47,7 @@ def test_a_parquet_folder_and_a_glob_answer_as_the_dataframe(df: pd.DataFrame, t
             check(query, df, source)
 
 
+@pytest.mark.slow
 def test_a_csv_file_answers_as_the_dataframe(df: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "table.csv"
     df.to_csv(path, index=False)
@@ -55,6 +57,7 @@ def test_a_csv_file_answers_as_the_dataframe(df: pd.DataFrame, tmp_path: Path) -
         check(query, df, source)
 
 
+@pytest.mark.slow
 def test_a_duckdb_file_answers_as_the_dataframe(df: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "warehouse.duckdb"
     with duckdb.connect(str(path)) as con:

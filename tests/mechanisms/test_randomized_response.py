@@ -35,6 +35,7 @@ def test_the_transition_matrix_has_ratio_e_to_the_epsilon(k: int) -> None:
 
 
 @pytest.mark.parametrize(("k", "shares"), [(2, [0.3, 0.7]), (4, [0.1, 0.2, 0.0, 0.7])])
+@pytest.mark.slow
 def test_the_estimator_is_unbiased_within_its_stated_variance_on_a_fixed_table(
     k: int, shares: list[float]
 ) -> None:
@@ -55,6 +56,7 @@ def test_the_estimator_is_unbiased_within_its_stated_variance_on_a_fixed_table(
         assert low <= estimates[:, v].var(ddof=1) / variance <= high
 
 
+@pytest.mark.slow
 def test_the_estimator_is_unbiased_within_math_md_variance_for_sampled_respondents() -> None:
     """Seeded simulation: 4000 surveys of n = 1000 respondents drawn with share π = 0.5 (MATH.md's
     setting, variance 0.0011707 at ε = 1)."""

@@ -67,6 +67,7 @@ def test_bounds_are_checked_and_need_an_id_column() -> None:
 
 
 @pytest.mark.parametrize(("k", "m"), [(2, 1), (1, 3)])
+@pytest.mark.slow
 def test_truncation_keeps_a_uniform_choice_of_cells_and_rows(k: int, m: int) -> None:
     """A person with n_g rows in each of d cells keeps each cell with probability p = min(1, k/d), and
     min(n_g, m) rows of a kept cell: each cell's count has mean Σ p·min(n_g, m) and variance

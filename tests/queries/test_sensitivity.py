@@ -267,7 +267,13 @@ def tables(name: str) -> st.SearchStrategy[Table]:
     return st.lists(row, min_size=1, max_size=3).map(tuple)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+#: The cases whose neighbour search takes several seconds: in ``make test``, not in ``make check``.
+SLOW_CASES = ("contingency", "group-sum")
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CASES else n for n in sorted(CASES)]
+)
 def test_no_neighbour_exceeds_the_declared_sensitivity(name: str) -> None:
     @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
     @given(table=tables(name), facts=st.sampled_from(TRUSTED + ENFORCED))

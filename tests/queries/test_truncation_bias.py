@@ -87,7 +87,10 @@ def test_the_rule_written_out_again(ids: list[Any]) -> None:
         assert _rows(kept[["pid", *columns]]) == sorted(expected, key=repr)
 
 
-@pytest.fixture(scope="module", params=ID_KINDS)
+@pytest.fixture(
+    scope="module",  # small ids in make check; 64-bit and string ids (seconds each) in make test
+    params=[kind if kind == "small" else pytest.param(kind, marks=pytest.mark.slow) for kind in ID_KINDS],
+)
 def person_panel(request: pytest.FixtureRequest) -> pd.DataFrame:
     return panel(ROWS, request.param)
 

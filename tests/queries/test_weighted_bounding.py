@@ -57,6 +57,7 @@ def _queries(facts: Facts) -> list[NumericQuery]:
 
 
 @pytest.mark.parametrize("neighbours", ["add_remove", "substitute"])
+@pytest.mark.slow
 def test_a_person_moves_a_weighted_answer_no_more_than_the_sensitivity(neighbours: str) -> None:
     """250 random tables of 2–6 people (1–9 rows each, some with every row in one cell at the top of the
     bounds), and their neighbours: one person removed, or their rows replaced by as many other rows.
