@@ -15,16 +15,6 @@ import streamlit as st
 
 from dpdash.access import Action
 from dpdash.errors import DPDashError
-from dpdash.mechanisms import (
-    DiscreteGaussian,
-    ExponentialMechanism,
-    Gaussian,
-    Geometric,
-    Laplace,
-    PermuteAndFlip,
-    ReportNoisyMax,
-    Staircase,
-)
 from dpdash.queries import KeyCounts, SelectionQuery
 from dpdash.wording import guarantee, protected_unit
 from ui.access import guard_page
@@ -33,6 +23,7 @@ from ui.checklist import mark_previewed
 from ui.guarded import evaluate
 from ui.key_preview import key_counts_preview
 from ui.ledger_session import registered_or_stop
+from ui.mechanism_menus import KEY_MECHANISMS, NOISE_MECHANISMS, SELECTION_MECHANISMS, needs_delta
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
 from ui.release_flow import release_controls, show_last_release, spend_figures
@@ -41,20 +32,6 @@ from ui.state import active_table, allowed, row_count
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 
-MECHANISMS = {
-    "Laplace": Laplace,
-    "Gaussian (analytic)": Gaussian,
-    "Geometric": Geometric,
-    "Discrete Gaussian": DiscreteGaussian,
-    "Staircase": Staircase,
-}
-SELECTION_MECHANISMS = {
-    "Exponential mechanism": ExponentialMechanism,
-    "Permute-and-flip": PermuteAndFlip,
-    "Report noisy max": ReportNoisyMax,
-}
-#: Keys that are not public: one mechanism, the geometric with a threshold (dpdash.key_release).
-KEY_MECHANISMS = {"Geometric with a key threshold": Geometric}
 #: A release that would leave less than this share of the budget ε warns before it is confirmed.
 LOW_REMAINING = 0.05
 
@@ -78,7 +55,7 @@ left, right = st.columns([1, 1], gap="large")
 with left:
     query = query_controls(table.facts, "release", columns=list(table.data.columns))
     selecting, keyed = isinstance(query, SelectionQuery), isinstance(query, KeyCounts)
-    choices = SELECTION_MECHANISMS if selecting else KEY_MECHANISMS if keyed else MECHANISMS
+    choices = SELECTION_MECHANISMS if selecting else KEY_MECHANISMS if keyed else NOISE_MECHANISMS
     mechanism_label = st.selectbox(
         "Mechanism", list(choices), key=f"release_mechanism{'_selection' * selecting}{'_keys' * keyed}"
     )
@@ -95,7 +72,7 @@ with right:
     if keyed:
         delta = delta_control("release_delta_keys", label="δ (the chance a lone person's key is published)")
     else:
-        delta = delta_control("release_delta") if mechanism in (Gaussian, DiscreteGaussian) else 0.0
+        delta = delta_control("release_delta") if needs_delta(mechanism) else 0.0
     steps = [] if query is None else postprocess_controls(query, "release")
 if query is None or epsilon is None:
     st.stop()
