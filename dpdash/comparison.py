@@ -79,12 +79,19 @@ def _why_unavailable(label: str, epsilon: float, l1: float) -> str | None:
     return None
 
 
+def _checked(delta: float, l1_sensitivity: float, l2_sensitivity: float) -> tuple[float, float, float]:
+    """δ, Δ₁ and Δ₂ of a line-up, checked."""
+    return (
+        check.open_unit(delta, "delta"),
+        check.positive_finite(l1_sensitivity, "l1_sensitivity"),
+        check.positive_finite(l2_sensitivity, "l2_sensitivity"),
+    )
+
+
 def lineup(*, epsilon: float, delta: float, l1_sensitivity: float, l2_sensitivity: float) -> list[Candidate]:
     """Every mechanism of ``LINEUP`` at (ε, δ), or the reason it cannot run there."""
     epsilon = check.positive_finite(epsilon, "epsilon")
-    delta = check.open_unit(delta, "delta")
-    l1 = check.positive_finite(l1_sensitivity, "l1_sensitivity")
-    l2 = check.positive_finite(l2_sensitivity, "l2_sensitivity")
+    delta, l1, l2 = _checked(delta, l1_sensitivity, l2_sensitivity)
     out = []
     for label in LINEUP:
         reason = _why_unavailable(label, epsilon, l1)
@@ -175,9 +182,7 @@ def epsilon_for_accuracy(
     """For each mechanism, the smallest ε whose exact half-width (all k answers at ``confidence``) is
     ≤ α, δ fixed: ``Cls.for_accuracy`` per mechanism, or the reason it cannot reach α."""
     alpha = check.positive_finite(alpha, "alpha")
-    delta = check.open_unit(delta, "delta")
-    l1 = check.positive_finite(l1_sensitivity, "l1_sensitivity")
-    l2 = check.positive_finite(l2_sensitivity, "l2_sensitivity")
+    delta, l1, l2 = _checked(delta, l1_sensitivity, l2_sensitivity)
     rows = []
     for label in LINEUP:
         reason = _why_unavailable(label, 0.5, l1)  # ε-independent reasons only

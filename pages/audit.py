@@ -13,16 +13,6 @@ import streamlit as st
 from dpdash.access import Action
 from dpdash.audit import mechanism_target, query_target
 from dpdash.errors import DPDashError
-from dpdash.mechanisms import (
-    DiscreteGaussian,
-    ExponentialMechanism,
-    Gaussian,
-    Geometric,
-    Laplace,
-    PermuteAndFlip,
-    ReportNoisyMax,
-    Staircase,
-)
 from dpdash.queries import Count, Mean, Quantile, Sum
 from dpdash.wording import guarantee
 from ui.access import guard_page
@@ -38,16 +28,13 @@ from ui.audit import (
     start_audit,
 )
 from ui.audit_view import render_audit
+from ui.mechanism_menus import NOISE_MECHANISMS, SELECTION_MECHANISMS, needs_delta
 from ui.numbers import thousands
 from ui.state import active_table, allowed, table_rows
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control
 
 QUERY_KINDS = ("Count of rows", "Sum of a column", "Mean of a column", "Median of a column")
-QUERY_MECHANISMS = {"Laplace": Laplace, "Gaussian (analytic)": Gaussian, "Geometric": Geometric,
-                    "Discrete Gaussian": DiscreteGaussian, "Staircase": Staircase}  # fmt: skip
-MEDIAN_MECHANISMS = {"Exponential mechanism": ExponentialMechanism, "Permute-and-flip": PermuteAndFlip,
-                     "Report noisy max": ReportNoisyMax}  # fmt: skip
 MEDIAN_CANDIDATES = 21
 
 
@@ -126,13 +113,13 @@ try:
                 st.stop()
             column = None if kind == "Count of rows" else st.selectbox("Column", sorted(facts.bounds),
                                                                        key="audit_column")  # fmt: skip
-            choices = MEDIAN_MECHANISMS if kind == "Median of a column" else QUERY_MECHANISMS
+            choices = SELECTION_MECHANISMS if kind == "Median of a column" else NOISE_MECHANISMS
             median = kind == "Median of a column"
             label = st.selectbox("Mechanism", list(choices), key=f"audit_query_mechanism{'_median' * median}")
             cls = choices[label]
         with right:
             epsilon = epsilon_control("audit_query_epsilon", label="Claimed ε to audit")
-            delta = delta_control("audit_query_delta") if cls in (Gaussian, DiscreteGaussian) else 0.0
+            delta = delta_control("audit_query_delta") if needs_delta(cls) else 0.0
         if epsilon is None:
             st.stop()
         if kind == "Count of rows":

@@ -15,16 +15,6 @@ import streamlit as st
 
 from dpdash.access import Action
 from dpdash.errors import DPDashError
-from dpdash.mechanisms import (
-    DiscreteGaussian,
-    ExponentialMechanism,
-    Gaussian,
-    Geometric,
-    Laplace,
-    PermuteAndFlip,
-    ReportNoisyMax,
-    Staircase,
-)
 from dpdash.queries import KeyCounts, SelectionQuery
 from dpdash.wording import guarantee, protected_unit
 from ui.access import guard_page
@@ -33,28 +23,16 @@ from ui.checklist import mark_previewed
 from ui.guarded import evaluate
 from ui.key_preview import key_counts_preview
 from ui.ledger_session import registered_or_stop
+from ui.mechanism_menus import KEY_MECHANISMS, NOISE_MECHANISMS, SELECTION_MECHANISMS, needs_delta
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
+from ui.release_choice import ReleaseChoice
 from ui.release_flow import release_controls, show_last_release, spend_figures
 from ui.requests import owner_requests, request_form, request_list, spending
 from ui.state import active_table, allowed, row_count
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 
-MECHANISMS = {
-    "Laplace": Laplace,
-    "Gaussian (analytic)": Gaussian,
-    "Geometric": Geometric,
-    "Discrete Gaussian": DiscreteGaussian,
-    "Staircase": Staircase,
-}
-SELECTION_MECHANISMS = {
-    "Exponential mechanism": ExponentialMechanism,
-    "Permute-and-flip": PermuteAndFlip,
-    "Report noisy max": ReportNoisyMax,
-}
-#: Keys that are not public: one mechanism, the geometric with a threshold (dpdash.key_release).
-KEY_MECHANISMS = {"Geometric with a key threshold": Geometric}
 #: A release that would leave less than this share of the budget ε warns before it is confirmed.
 LOW_REMAINING = 0.05
 
@@ -78,7 +56,7 @@ left, right = st.columns([1, 1], gap="large")
 with left:
     query = query_controls(table.facts, "release", columns=list(table.data.columns))
     selecting, keyed = isinstance(query, SelectionQuery), isinstance(query, KeyCounts)
-    choices = SELECTION_MECHANISMS if selecting else KEY_MECHANISMS if keyed else MECHANISMS
+    choices = SELECTION_MECHANISMS if selecting else KEY_MECHANISMS if keyed else NOISE_MECHANISMS
     mechanism_label = st.selectbox(
         "Mechanism", list(choices), key=f"release_mechanism{'_selection' * selecting}{'_keys' * keyed}"
     )
@@ -95,15 +73,16 @@ with right:
     if keyed:
         delta = delta_control("release_delta_keys", label="δ (the chance a lone person's key is published)")
     else:
-        delta = delta_control("release_delta") if mechanism in (Gaussian, DiscreteGaussian) else 0.0
+        delta = delta_control("release_delta") if needs_delta(mechanism) else 0.0
     steps = [] if query is None else postprocess_controls(query, "release")
 if query is None or epsilon is None:
     st.stop()
+choice = ReleaseChoice(query, mechanism, epsilon, delta, confidence, tuple(steps))
 
 try:
     evaluation = evaluate(table, query) if owner else None  # the true answer: the owner's alone
     # ε is split equally over a selection's selections (basic composition), as release() does
-    pieces, spent_by = spending(query, mechanism, table, epsilon=epsilon, delta=delta)
+    pieces, spent_by = spending(choice, table)
     selectors = spent_by if selecting else []
 except DPDashError as error:
     st.error(md(error), icon=":material/error:")
@@ -124,17 +103,16 @@ with st.container(border=True):
         key_counts_preview(query, spent_by[0], table, owner=owner, confidence=confidence)
     elif evaluation is None:
         if selecting:
-            analyst_selection_preview(query, selectors, labels=labels, mechanism_label=mechanism_label,
-                                      confidence=confidence)  # fmt: skip
+            analyst_selection_preview(choice, selectors, labels=labels, mechanism_label=mechanism_label)
         else:
-            analyst_numeric_preview(query, pieces, labels=labels, mechanism_label=mechanism_label,
-                                    confidence=confidence, steps=steps, key="release")  # fmt: skip
+            analyst_numeric_preview(choice, pieces, labels=labels, mechanism_label=mechanism_label,
+                                    key="release")  # fmt: skip
     elif selecting:
-        selection_preview(query, selectors, evaluation, labels=labels, mechanism_label=mechanism_label,
-                          confidence=confidence, key="release")  # fmt: skip
+        selection_preview(choice, selectors, evaluation, labels=labels, mechanism_label=mechanism_label,
+                          key="release")  # fmt: skip
     else:
-        numeric_preview(query, pieces, evaluation, labels=labels, mechanism_label=mechanism_label,
-                        confidence=confidence, steps=steps, key="release")  # fmt: skip
+        numeric_preview(choice, pieces, evaluation, labels=labels, mechanism_label=mechanism_label,
+                        key="release")  # fmt: skip
     if evaluation is not None:
         report_caption(query, evaluation, selecting)
     mark_previewed(table)
@@ -151,18 +129,6 @@ if record is None:
     st.stop()
 
 spent_now, spent_after, fits, remaining_after = spend_figures(record, query, spent_by)
-
-
-# The confirmation is tied to exactly this query, mechanism and budget: change any of them and it lapses.
-request = (
-    repr(query.to_dict()),
-    mechanism.__name__,
-    epsilon,
-    delta,
-    confidence,
-    tuple(steps),
-    table.fingerprint,
-)
 st.markdown(
     f"Spent so far ε = {spent_now:.4g} of {record.budget.epsilon:g}; this release would bring it to "
     f"**{spent_after:.4g}** ({md(record.accountant)} accountant)."
@@ -184,13 +150,10 @@ if not fits:
     )
 if not owner:  # an analyst requests; an owner approves or declines (ui/requests.py)
     if fits:
-        request_form(table, record, query, mechanism, epsilon=epsilon, delta=delta, confidence=confidence,
-                     steps=steps)  # fmt: skip
+        request_form(table, record, choice)
     request_list(table, record)
     st.stop()
 release_controls(
-    table, record, request, query=query, mechanism=mechanism, epsilon=epsilon, delta=delta,
-    confidence=confidence, steps=steps, fits=fits, low=low, spent_after=spent_after,
-    remaining_after=remaining_after,
+    table, record, choice, fits=fits, low=low, spent_after=spent_after, remaining_after=remaining_after
 )
 show_last_release(table)

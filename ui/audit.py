@@ -15,17 +15,14 @@ import streamlit as st
 from dpdash.audit import AuditResult, AuditRun, AuditTarget
 from dpdash.audit.neighbours import Neighbour, worst_case_neighbour
 from dpdash.mechanisms import (
-    DiscreteGaussian,
     ExponentialMechanism,
-    Gaussian,
-    Geometric,
     Laplace,
     PermuteAndFlip,
     RandomizedResponse,
     ReportNoisyMax,
-    Staircase,
 )
 from dpdash.queries import Query
+from ui.mechanism_menus import NOISE_MECHANISMS, SELECTION_MECHANISMS, needs_delta
 from ui.state import ActiveTable, table_rows
 
 _RUN = "audit_run_state"
@@ -64,33 +61,27 @@ class MechanismChoice:
     needs_delta: bool = False
 
 
+def _menu_choice(cls: type, kind: str, integer: bool) -> MechanismChoice:
+    """A mechanism of the query menus (``ui.mechanism_menus``), built at (ε, δ, Δ)."""
+    if needs_delta(cls):
+        return MechanismChoice(lambda e, d, s: cls(epsilon=e, delta=d, sensitivity=s), kind, integer, True)
+    return MechanismChoice(lambda e, d, s: cls(epsilon=e, sensitivity=s), kind, integer)
+
+
+BROKEN = "Laplace with half the noise it needs (broken, for demonstration)"
+#: What the page audits: the mechanisms a release offers for a query (answers, then selections; report
+#: noisy max takes integer scores), randomized response, and a broken one that an audit should refute.
 MECHANISMS: dict[str, MechanismChoice] = {
-    "Laplace": MechanismChoice(lambda e, d, s: Laplace(epsilon=e, sensitivity=s), "answer"),
-    "Gaussian (analytic)": MechanismChoice(
-        lambda e, d, s: Gaussian(epsilon=e, delta=d, sensitivity=s), "answer", needs_delta=True
-    ),
-    "Geometric": MechanismChoice(lambda e, d, s: Geometric(epsilon=e, sensitivity=s), "answer", integer=True),
-    "Discrete Gaussian": MechanismChoice(
-        lambda e, d, s: DiscreteGaussian(epsilon=e, delta=d, sensitivity=s), "answer", True, True
-    ),
-    "Staircase": MechanismChoice(lambda e, d, s: Staircase(epsilon=e, sensitivity=s), "answer"),
-    "Exponential mechanism": MechanismChoice(
-        lambda e, d, s: ExponentialMechanism(epsilon=e, sensitivity=s), "selection"
-    ),
-    "Permute-and-flip": MechanismChoice(
-        lambda e, d, s: PermuteAndFlip(epsilon=e, sensitivity=s), "selection"
-    ),
-    "Report noisy max": MechanismChoice(
-        lambda e, d, s: ReportNoisyMax(epsilon=e, sensitivity=s), "selection", integer=True
-    ),
+    **{label: _menu_choice(cls, "answer", cls.integer_valued) for label, cls in NOISE_MECHANISMS.items()},
+    **{
+        label: _menu_choice(cls, "selection", cls is ReportNoisyMax)
+        for label, cls in SELECTION_MECHANISMS.items()
+    },
     "Randomized response (k categories)": MechanismChoice(
         lambda e, d, k: RandomizedResponse(epsilon=e, categories=k), "local", integer=True
     ),
-    "Laplace with half the noise it needs (broken, for demonstration)": MechanismChoice(
-        lambda e, d, s: HalfNoiseLaplace(epsilon=e, sensitivity=s), "answer"
-    ),
+    BROKEN: MechanismChoice(lambda e, d, s: HalfNoiseLaplace(epsilon=e, sensitivity=s), "answer"),
 }
-BROKEN = "Laplace with half the noise it needs (broken, for demonstration)"
 
 
 def mechanism_inputs(mechanism: Any, sensitivity: float) -> tuple[Any, Any, str]:

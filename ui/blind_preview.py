@@ -24,11 +24,11 @@ import streamlit as st
 
 from dpdash import preview
 from dpdash.errors import DPDashError
-from dpdash.queries import Query
 from ui.chart_view import show_chart
 from ui.numbers import percent
 from ui.possible_releases import possible_releases
 from ui.preview_charts import dotplot_table, quantile_dotplot_figure
+from ui.release_choice import ReleaseChoice
 from ui.text import md
 
 __all__ = ["analyst_numeric_preview", "analyst_selection_preview"]
@@ -46,16 +46,10 @@ def _fmt(x: float) -> str:
 
 
 def analyst_numeric_preview(
-    query: Query,
-    pieces: list[Any],
-    *,
-    labels: list[str],
-    mechanism_label: str,
-    confidence: float,
-    steps: list[str],
-    key: str,
+    choice: ReleaseChoice, pieces: list[Any], *, labels: list[str], mechanism_label: str, key: str
 ) -> None:
     """The ± of a numeric query's release from its calibrated ``pieces``, around a public reference."""
+    query, confidence, steps = choice.query, choice.confidence, choice.steps
     if len(pieces) != 1 or pieces[0].name != "answer":
         _pieces_preview(pieces, confidence=confidence, key=key)
         return
@@ -129,10 +123,11 @@ def _pieces_preview(pieces: list[Any], *, confidence: float, key: str) -> None:
 
 
 def analyst_selection_preview(
-    query: Any, selectors: list[Any], *, labels: list[str], mechanism_label: str, confidence: float
+    choice: ReleaseChoice, selectors: list[Any], *, labels: list[str], mechanism_label: str
 ) -> None:
     """A quantile's (or mode's) guarantee in utility units, which holds whatever the table."""
-    candidates = len(query.candidates)
+    query: Any = choice.query
+    candidates, confidence = len(query.candidates), choice.confidence
     for label, selector in zip(labels, selectors, strict=True):
         gap = selector.utility_gap(confidence, candidates)
         st.metric(f"{label}: utility gap ({confidence:.0%})", _fmt(gap))

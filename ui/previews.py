@@ -23,6 +23,7 @@ from ui.chart_view import show_chart
 from ui.numbers import percent, plural, thousands
 from ui.possible_releases import possible_releases
 from ui.preview_charts import dotplot_table, quantile_dotplot_figure
+from ui.release_choice import ReleaseChoice
 from ui.text import md
 
 #: At most this many values are drawn in the dotplot and the animation (the table lists all).
@@ -38,18 +39,17 @@ def _query_key(query: Query) -> str:
 
 
 def numeric_preview(
-    query: Query,
+    choice: ReleaseChoice,
     pieces: list[Any],
     evaluation: Evaluation,
     *,
     labels: list[str],
     mechanism_label: str,
-    confidence: float,
-    steps: list[str],
     key: str,
 ) -> None:
     """The preview of a numeric query (one noisy answer, or a mean/variance from noisy pieces), with
     its post-processing."""
+    query, confidence, steps = choice.query, choice.confidence, choice.steps
     truth = np.asarray(evaluation.values, dtype=float).ravel()
     try:
         with st.spinner("Simulating possible releases…"):
@@ -176,17 +176,18 @@ def _joint_over(accuracy: preview.PreviewAccuracy, cells: np.ndarray) -> float:
 
 
 def selection_preview(
-    query: Any,
+    choice: ReleaseChoice,
     selectors: list[Any],
     evaluation: Evaluation,
     *,
     labels: list[str],
     mechanism_label: str,
-    confidence: float,
     key: str,
 ) -> None:
     """A quantile's (or mode's) preview: exact chances of each public candidate; for numeric
     candidates the exact ± around the exact empirical quantile, with a dotplot."""
+    query: Any = choice.query
+    confidence = choice.confidence
     bias = evaluation.report.clipping_bias or ()
     try:  # the ± a release states: dpdash.published, the one place it is computed
         stated, all_chances = published.selection_accuracy(query, selectors, evaluation.utilities, confidence)

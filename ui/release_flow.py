@@ -20,6 +20,7 @@ from dpdash.wording import Guarantee, accuracy_words, guarantee
 from ui.guarded import draw_release, record_release
 from ui.key_preview import offer_published_keys
 from ui.ledger_session import ledger
+from ui.release_choice import ReleaseChoice
 from ui.requests import released_table
 from ui.state import ActiveTable
 from ui.text import md, show_guarantee
@@ -52,24 +53,19 @@ def spend_figures(record: Dataset, query: Query, spent_by: list[Any]) -> tuple[f
 def release_controls(
     table: ActiveTable,
     record: Dataset,
-    request: tuple[Any, ...],
+    choice: ReleaseChoice,
     *,
-    query: Query,
-    mechanism: type,
-    epsilon: float,
-    delta: float,
-    confidence: float,
-    steps: list[str],
     fits: bool,
     low: bool,
     spent_after: float,
     remaining_after: float,
 ) -> None:
-    """The release button and its confirmation, tied to exactly this ``request`` (query, mechanism, budget:
-    change any and it lapses); nothing when the release does not ``fit``."""
+    """The release button and its confirmation, tied to exactly this release of this table (query,
+    mechanism, budget: change any and it lapses); nothing when the release does not ``fit``."""
+    request = choice.key(table.fingerprint)
     # The same request as the release just made: a click would repeat it, at the same cost again.
     repeat = st.session_state.get(_LAST_REQUEST) == request
-    cost = f"ε = {epsilon:g}{f', δ = {delta:g}' if delta else ''}"
+    cost = choice.cost
     if not fits:
         return
     if st.session_state.get(_CONFIRMING) != request:
@@ -104,8 +100,9 @@ def release_controls(
             pending = st.session_state.get(_PENDING)
             try:
                 if pending is None or pending[0] != request:
-                    result = draw_release(table, query, mechanism, epsilon=epsilon, delta=delta or None,
-                                          confidence=confidence, postprocess=steps)  # fmt: skip
+                    result = draw_release(table, choice.query, choice.mechanism, epsilon=choice.epsilon,
+                                          delta=choice.delta or None, confidence=choice.confidence,
+                                          postprocess=list(choice.steps))  # fmt: skip
                     pending = st.session_state[_PENDING] = (request, result, f"dpdash-app:{uuid.uuid4()}")
                 _, result, request_id = pending
                 record_release(table, record, result, request_id)  # committed, with its values

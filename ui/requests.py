@@ -19,17 +19,17 @@ from dpdash.accounting import event_for, get_accountant, running
 from dpdash.errors import DPDashError, LedgerError
 from dpdash.key_release import key_mechanism
 from dpdash.ledger import Dataset, RequestRecord
-from dpdash.queries import KeyCounts, Query, SelectionQuery, query_from_dict
-from dpdash.release import MECHANISMS, Release, calibrate, describe_postprocessing, mechanism_class
+from dpdash.queries import KeyCounts, Query, SelectionQuery
+from dpdash.release import Release, calibrate, describe_postprocessing
 from ui.guarded import draw_release, evaluate, record_release
 from ui.ledger_session import ledger
+from ui.release_choice import ReleaseChoice
 from ui.roles import acting_user, check, dataset_ref
 from ui.state import ActiveTable
 from ui.text import md
 
 __all__ = ["owner_requests", "request_form", "request_list", "spending"]
 
-_KEY = {cls: key for key, cls in MECHANISMS.items()}
 _CONFIRMING = "requests_confirming"  # the uid of the request whose approval is being confirmed
 _DRAWN = "requests_drawn"  # uid → the release drawn for it, kept until the ledger has recorded it
 _DONE = "requests_done"  # (uid, release) of the approval just made, shown once
@@ -48,11 +48,10 @@ def _a_page(requests: list[RequestRecord], key: str) -> list[RequestRecord]:
     return requests[start : start + PAGE]
 
 
-def spending(
-    query: Query, mechanism: type, table: ActiveTable, *, epsilon: float, delta: float
-) -> tuple[list[Any], list[Any]]:
-    """(calibrated pieces, the mechanisms a release spends) for a query, as ``release`` calibrates it; a
+def spending(choice: ReleaseChoice, table: ActiveTable) -> tuple[list[Any], list[Any]]:
+    """(calibrated pieces, the mechanisms a release spends) for a release, as ``release`` calibrates it; a
     selection's ε is split equally over its selections. Reads only the table's column types."""
+    query, mechanism, epsilon, delta = choice.query, choice.mechanism, choice.epsilon, choice.delta
     if isinstance(query, KeyCounts):  # one thresholded geometric mechanism (dpdash.key_release)
         return [], [key_mechanism(query, epsilon, delta)]
     if isinstance(query, SelectionQuery):
@@ -70,28 +69,17 @@ def _when(stamp: str | None) -> str:
 
 def _describe(request: RequestRecord) -> str:
     planned = request.request
-    query = query_from_dict(dict(planned["query"]))
-    steps = "; then ".join(describe_postprocessing(s) for s in planned["postprocess"]) or "none"
-    delta = f", δ = {planned['delta']:g}" if planned["delta"] else ""
+    choice = ReleaseChoice.from_request(planned)
+    steps = "; then ".join(describe_postprocessing(s) for s in choice.steps) or "none"
     note = f" Note: “{md(planned['note'])}”." if planned["note"].strip() else ""
     return (
-        f"**{md(query.name)}** with the {md(mechanism_class(planned['mechanism']).__name__)} mechanism, "
-        f"ε = {planned['epsilon']:g}{delta}, ± at {planned['confidence']:.0%}; post-processing: {md(steps)}. "
+        f"**{md(choice.query.name)}** with the {md(choice.mechanism.__name__)} mechanism, {choice.cost}, "
+        f"± at {choice.confidence:.0%}; post-processing: {md(steps)}. "
         f"Asked by **{md(request.requested_by)}** on {_when(request.requested_at)}.{note}"
     )
 
 
-def request_form(
-    table: ActiveTable,
-    record: Dataset | None,
-    query: Query,
-    mechanism: type,
-    *,
-    epsilon: float,
-    delta: float,
-    confidence: float,
-    steps: list[str],
-) -> None:
+def request_form(table: ActiveTable, record: Dataset | None, choice: ReleaseChoice) -> None:
     """The analyst's "Request this release" (spends nothing; an owner decides). A request is kept in the
     ledger with the table's budget: without one (``record`` ``None``) there is nothing to request from."""
     if record is None:
@@ -109,11 +97,7 @@ def request_form(
             return
     try:
         check(dataset_ref(table), Action.REQUEST)
-        planned = {
-            "query": query.to_dict(), "mechanism": _KEY[mechanism], "epsilon": epsilon,
-            "delta": delta or None, "confidence": confidence, "postprocess": list(steps), "note": note,
-        }  # fmt: skip
-        made = ledger().request_release(record, planned, user=acting_user())
+        made = ledger().request_release(record, choice.request(note), user=acting_user())
     except DPDashError as error:
         st.error(f"Not requested: {md(error)}", icon=":material/error:")
     else:
@@ -221,17 +205,16 @@ def _one_request(
                    f"{_when(request.decided_at)}, but not released yet (it did not fit the budget "
                    "then).")  # fmt: skip
     try:
-        query = query_from_dict(dict(planned["query"]))
-        mechanism = mechanism_class(planned["mechanism"])
-        _, spent = spending(query, mechanism, table, epsilon=planned["epsilon"], delta=planned["delta"])
-        events = [event_for(m, query=query.name) for m in spent]
+        choice = ReleaseChoice.from_request(planned)
+        _, spent = spending(choice, table)
+        events = [event_for(m, query=choice.query.name) for m in spent]
     except DPDashError as error:
         st.error(f"This request cannot be released as asked: {md(error)}", icon=":material/error:")
         fits = False
     else:
         # On demand: computing every waiting request's true answer on every rerun made the page slow.
         if st.toggle("Show the true answer now (owner only)", key=f"request_truth_{request.uid}"):
-            _true_answer(table, query)
+            _true_answer(table, choice.query)
         after = running.kept_epsilon(keeper, history, events, record.budget.delta)
         fits = running.fits(keeper, history, events, record.budget.delta, record.budget.epsilon)
         doing = "Releasing it" if approved else "Approving it releases it now:"
@@ -239,10 +222,8 @@ def _one_request(
                    f"({md(record.accountant)} accountant)."
                    + ("" if fits else " **It does not fit the remaining budget.**"))  # fmt: skip
     uid = request.uid
-    delta = f", δ = {planned['delta']:g}" if planned["delta"] else ""
-    cost = f"ε = {planned['epsilon']:g}{delta}"
     if st.session_state.get(_CONFIRMING) == uid and fits:
-        st.markdown(f"**Confirm: {'release' if approved else 'approve and release'}.** Cost: {cost}. "
+        st.markdown(f"**Confirm: {'release' if approved else 'approve and release'}.** Cost: {choice.cost}. "
                     "**This cannot be undone:** the budget is spent, and the analyst sees the released "
                     "values.")  # fmt: skip
         go, cancel = st.columns(2)
@@ -252,7 +233,7 @@ def _one_request(
         label = "Release now" if approved else "Approve: release now"
         if go.button(label, type="primary", key=f"request_approve_confirm_{uid}"):
             st.session_state.pop(_CONFIRMING, None)
-            _approve(table, record, request, query, mechanism)
+            _approve(table, record, request, choice)
         return
     if approved:
         if fits and st.button("Release… (spends budget)", type="primary", key=f"request_approve_{uid}"):
@@ -290,13 +271,10 @@ def _true_answer(table: ActiveTable, query: Query) -> None:
     st.caption(f"True answer now (owner only): {'; '.join(shown)}{more}.")
 
 
-def _approve(
-    table: ActiveTable, record: Dataset, request: RequestRecord, query: Query, mechanism: type
-) -> None:
+def _approve(table: ActiveTable, record: Dataset, request: RequestRecord, choice: ReleaseChoice) -> None:
     """The owner's approval (``decide_request``, unless the request is approved already: a release that
     failed before) and then their release of the request, through the one release path, under the
     request's uid; the draw is kept until the ledger has recorded it, so a retry sends the same values."""
-    planned = request.request
     drawn: dict[str, Release] = st.session_state.setdefault(_DRAWN, {})
     try:
         check(dataset_ref(table), Action.RELEASE)
@@ -305,8 +283,8 @@ def _approve(
         result = drawn.get(request.uid)
         if result is None:
             result = draw_release(
-                table, query, mechanism, epsilon=planned["epsilon"], delta=planned["delta"] or None,
-                confidence=planned["confidence"], postprocess=list(planned["postprocess"]),
+                table, choice.query, choice.mechanism, epsilon=choice.epsilon, delta=choice.delta or None,
+                confidence=choice.confidence, postprocess=list(choice.steps),
             )  # fmt: skip
             drawn[request.uid] = result
         entries = record_release(table, record, result, request_id=request.uid)

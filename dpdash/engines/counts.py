@@ -115,14 +115,27 @@ def cell_counts(
     return counts, int(n[folded.missing].sum()), int(n[folded.outside].sum()), answer
 
 
-def evaluate_histogram(query: Histogram, source: Any, table: Any, truncation: Truncation) -> Evaluation:
+def _one_column_cells(
+    query: Histogram | GroupByCount,
+    source: Any,
+    table: Any,
+    truncation: Truncation,
+    column: str,
+    categories: Any,
+    names: tuple[Any, ...],
+) -> Evaluation:
+    """Rows per cell of one column (a histogram's, a group-by count's), with the report of its ``names``."""
     counts, gone, outside, answer = cell_counts(
-        source, table, query.column, query.categories, query.bins, query.outside, len(query.labels)
+        source, table, column, categories, query.bins, query.outside, len(query.labels)
     )
-    report = cell_count_report(
-        truncation, counts, query.cell_names, missing=gone, outside=outside, policy=query.outside
-    )
+    report = cell_count_report(truncation, counts, names, missing=gone, outside=outside, policy=query.outside)
     return Evaluation(answer, report)
+
+
+def evaluate_histogram(query: Histogram, source: Any, table: Any, truncation: Truncation) -> Evaluation:
+    return _one_column_cells(
+        query, source, table, truncation, query.column, query.categories, query.cell_names
+    )
 
 
 def evaluate_keys(query: KeyCounts, source: Any, table: Any, truncation: Truncation) -> Evaluation:
@@ -136,13 +149,7 @@ def evaluate_keys(query: KeyCounts, source: Any, table: Any, truncation: Truncat
 def evaluate_grouped_count(
     query: GroupByCount, source: Any, table: Any, truncation: Truncation
 ) -> Evaluation:
-    counts, gone, outside, answer = cell_counts(
-        source, table, query.by, query.keys, query.bins, query.outside, len(query.labels)
-    )
-    report = cell_count_report(
-        truncation, counts, query.declared_groups, missing=gone, outside=outside, policy=query.outside
-    )
-    return Evaluation(answer, report)
+    return _one_column_cells(query, source, table, truncation, query.by, query.keys, query.declared_groups)
 
 
 def evaluate_table(query: ContingencyTable, source: Any, table: Any, truncation: Truncation) -> Evaluation:

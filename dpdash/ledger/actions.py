@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dpdash.errors import LedgerError, ParameterError, ParameterTypeError
-from dpdash.ledger.records import Action, now
+from dpdash.ledger.records import Action, now, short_text
 from dpdash.ledger.storage.base import Connection
 
 __all__ = [
@@ -87,19 +87,13 @@ def user_label(value: object, name: str = "user") -> str:
     no control, format or separator characters (which could hide or reorder what is shown); else a
     ``ParameterError`` saying why. A label names someone (an e-mail, a sign-in subject, "local owner"):
     never a password or a token."""
-    if not isinstance(value, str):
-        raise ParameterTypeError(f"{name} must be a string (a user label), got {type(value).__name__}")
-    if not value.strip() or len(value) > MAX_USER:
-        raise ParameterError(
-            f"{name} must be a label of 1 to {MAX_USER} characters, not only spaces, got {len(value)} "
-            "characters"
-        )
-    bad = sorted({f"U+{ord(c):04X}" for c in value if unicodedata.category(c) in _REFUSED_CATEGORIES})
+    label = short_text(value, name, MAX_USER)
+    bad = sorted({f"U+{ord(c):04X}" for c in label if unicodedata.category(c) in _REFUSED_CATEGORIES})
     if bad:
         raise ParameterError(
             f"{name} must hold no control, format or separator characters, got {', '.join(bad[:5])}"
         )
-    return value
+    return label
 
 
 def details_of(value: object) -> dict[str, Any]:

@@ -27,6 +27,7 @@ __all__ = [
     "Session",
     "entry_row",
     "now",
+    "short_text",
     "text",
 ]
 
@@ -197,6 +198,19 @@ def text(value: object, name: str, *, allow_empty: bool = False) -> str:
         raise ParameterTypeError(f"{name} must be a string, got {name}={value!r} ({type(value).__name__})")
     if not value and not allow_empty:
         raise ParameterError(f"{name} must be a non-empty string, got {name}={value!r}")
+    return value
+
+
+def short_text(value: object, name: str, max_length: int) -> str:
+    """``value`` if it is text of 1 to ``max_length`` characters, not only spaces (a user label, a request
+    id); else a ParameterError saying why. The message leaves the value out: it may name someone."""
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be a string, got {type(value).__name__}")
+    if not value.strip() or len(value) > max_length:
+        raise ParameterError(
+            f"{name} must be non-empty text of at most {max_length} characters, not only spaces, got "
+            f"{len(value)} characters"
+        )
     return value
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.ledger.records import short_text
 from dpdash.ledger.storage.base import Connection
 
 __all__ = ["MAX_LENGTH", "insert_request", "read_request", "request_id_of"]
@@ -28,16 +28,7 @@ MAX_LENGTH = 200
 def request_id_of(value: object) -> str | None:
     """``value`` if it is a valid request id (non-empty text of at most ``MAX_LENGTH`` characters) or
     ``None``; else a ``ParameterError`` saying why."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ParameterTypeError(f"request_id must be a string, got {type(value).__name__}")
-    if not value.strip() or len(value) > MAX_LENGTH:
-        raise ParameterError(
-            f"request_id must be non-empty text of at most {MAX_LENGTH} characters, got {len(value)} "
-            "characters"
-        )
-    return value
+    return None if value is None else short_text(value, "request_id", MAX_LENGTH)
 
 
 def read_request(conn: Connection, dataset_id: int, request_id: str) -> list[str] | None:

@@ -47,7 +47,11 @@ __all__ = [
     "check_meta",
     "count_rows",
     "first_meta",
+    "history_triggers",
+    "read_meta",
+    "record_upgrade",
     "table_sql",
+    "tables_of",
 ]
 
 SCHEMA_VERSION = 6
@@ -210,6 +214,22 @@ def table_sql(*, key: str, ordered_key: str, integer: str, real: str) -> dict[st
     return {table: sql.format(**types) for table, sql in TABLE_SQL.items()}
 
 
+def tables_of(version: int) -> set[str]:
+    """The tables of a ledger at schema ``version``: those of every version up to it."""
+    return set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
+
+
+def history_triggers(version: int, refused: Iterable[str]) -> set[str]:
+    """The names of the triggers a ledger at schema ``version`` has on its history tables, in every storage:
+    ``<table>_no_<statement>`` for each ``refused`` statement ("update", "delete", ...) and, from schema 6,
+    ``<table>_count``, which counts the rows added."""
+    history, statements = tables_of(version) & set(APPEND_ONLY), [s.lower() for s in refused]
+    names = {f"{table}_no_{statement}" for table in history for statement in statements}
+    if version >= 6:
+        names |= {f"{table}_count" for table in history}
+    return names
+
+
 class Cursor(Protocol):
     def fetchone(self) -> Any: ...
 
@@ -281,12 +301,30 @@ def first_meta(created_at: str, private_key: str) -> list[tuple[str, str]]:
 
 def count_rows(conn: Connection, version: int = SCHEMA_VERSION) -> dict[str, int]:
     """How many rows each history table of a ledger at schema ``version`` holds now."""
-    tables = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
+    tables = tables_of(version)
     return {
         table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
         for table in APPEND_ONLY
         if table in tables
     }
+
+
+def read_meta(conn: Connection) -> dict[str, str]:
+    """The ledger's ``meta`` rows, key to value."""
+    return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+
+def record_upgrade(conn: Connection, version: int) -> None:
+    """Write in ``meta`` that a ledger at schema ``version`` is now at ``SCHEMA_VERSION`` (its new tables and
+    triggers are in place): from below 6, the count of its history rows as held now, which its counting
+    triggers keep from then on; and its new schema version."""
+    if version < 6:
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (HISTORY_ROWS, json.dumps(count_rows(conn))),
+        )
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
 def check_counts(conn: Connection, where: str, advice: str) -> None:
@@ -336,7 +374,6 @@ def check_meta(meta: dict[str, str], tables: Iterable[str], where: str, other: s
             f"the ledger {where} was written by a newer dpdash (schema {version}; this one reads "
             f"up to {SCHEMA_VERSION}). {advice}"
         )
-    needed = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
-    if version < 1 or not needed <= tables:
+    if version < 1 or not tables_of(version) <= tables:
         raise LedgerError(f"the ledger {where} is incomplete (tables: {sorted(tables)}). {advice}")
     return version

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import math
 import os
 import threading
@@ -58,8 +57,10 @@ from dpdash.ledger.storage.base import (
     Store,
     check_counts,
     check_meta,
-    count_rows,
     first_meta,
+    history_triggers,
+    read_meta,
+    record_upgrade,
     table_sql,
 )
 from dpdash.pg_urls import redact
@@ -118,11 +119,7 @@ def _statements(table: str) -> list[str]:
 
 def expected_triggers(version: int) -> set[str]:
     """The names of the triggers a ledger at schema ``version`` has on its history tables."""
-    tables = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
-    names = {f"{table}_no_{action}" for table in tables & set(APPEND_ONLY) for action in _ACTIONS}
-    if version >= 6:
-        names |= {f"{table}_count" for table in tables & set(APPEND_ONLY)}
-    return names
+    return history_triggers(version, _ACTIONS)
 
 
 @functools.lru_cache(maxsize=256)
@@ -217,18 +214,22 @@ class PostgresStore(Store):
 
     def _begin(self, statement: str, doing: str) -> None:
         """Begin a transaction, connecting again first if the connection was lost (nothing was done in the
-        new transaction yet, so trying once more is safe)."""
+        new transaction yet, so trying once more is safe); PostgreSQL's errors become ``LedgerError``
+        messages."""
         import psycopg
 
         if self._conn is None or self._conn.closed or self._conn.broken:
             self._connect()
         try:
-            self._conn.execute(statement)
-        except psycopg.OperationalError:
-            if not (self._conn.closed or self._conn.broken):
-                raise
-            self._connect()
-            self._conn.execute(statement)
+            try:
+                self._conn.execute(statement)
+            except psycopg.OperationalError:
+                if not (self._conn.closed or self._conn.broken):
+                    raise
+                self._connect()
+                self._conn.execute(statement)
+        except psycopg.Error as error:
+            raise self._problem(error, doing) from None
 
     def _problem(self, error: Exception, doing: str) -> LedgerError:
         """PostgreSQL's ``error`` while ``doing`` something, as a message a person can act on."""
@@ -260,10 +261,7 @@ class PostgresStore(Store):
         import psycopg
 
         with self._lock:
-            try:
-                self._begin("BEGIN ISOLATION LEVEL READ COMMITTED", doing)
-            except psycopg.Error as error:
-                raise self._problem(error, doing) from None
+            self._begin("BEGIN ISOLATION LEVEL READ COMMITTED", doing)
             try:
                 yield _Connection(self._conn)
             except BaseException as error:
@@ -291,10 +289,7 @@ class PostgresStore(Store):
         import psycopg
 
         with self._lock:
-            try:
-                self._begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", doing)
-            except psycopg.Error as error:
-                raise self._problem(error, doing) from None
+            self._begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", doing)
             try:
                 yield _Connection(self._conn)
             except psycopg.Error as error:
@@ -341,9 +336,7 @@ class PostgresStore(Store):
                     "INSERT INTO meta (key, value) VALUES (?, ?)", first_meta(now(), new_private_key())
                 )
                 return
-            meta = {}
-            if "meta" in tables:
-                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            meta = read_meta(conn) if "meta" in tables else {}
             where = f"the schema {schema!r} of {self.location}"
             version = check_meta(meta, tables, where, "another application's tables", _ADVICE)
             self._check_triggers(conn, version)
@@ -369,12 +362,7 @@ class PostgresStore(Store):
             if version < 6:
                 for table in tables & set(APPEND_ONLY):
                     self._conn.execute(_count(table))
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES (?, ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (HISTORY_ROWS, json.dumps(count_rows(conn))),
-                )
-            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            record_upgrade(conn, version)
         except psycopg.errors.InsufficientPrivilege as error:
             raise LedgerError(
                 f"the ledger {self.location} is at schema {version} and this role cannot upgrade it to "

@@ -18,7 +18,6 @@ dropped the triggers and deleted history.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
@@ -45,12 +44,13 @@ from dpdash.ledger.storage.base import (
     HISTORY_ROWS,
     INDEX_SQL,
     SCHEMA_VERSION,
-    TABLES_OF_SCHEMA,
     Store,
     check_counts,
     check_meta,
-    count_rows,
     first_meta,
+    history_triggers,
+    read_meta,
+    record_upgrade,
     table_sql,
 )
 
@@ -84,14 +84,6 @@ def _statements(table: str) -> list[str]:
         ]
         statements.append(_count(table))
     return statements
-
-
-def _triggers(version: int) -> set[str]:
-    tables = set().union(*(names for v, names in TABLES_OF_SCHEMA.items() if v <= version))
-    names = {f"{table}_no_{action.lower()}" for table in tables & set(APPEND_ONLY) for action, _ in _ACTIONS}
-    if version >= 6:
-        names |= {f"{table}_count" for table in tables & set(APPEND_ONLY)}
-    return names
 
 
 class SQLiteStore(Store):
@@ -172,7 +164,7 @@ class SQLiteStore(Store):
         if self.schema >= 6:
             with self.reading("check the ledger's history"):
                 check_counts(conn, str(self._path), MOVE_AWAY)
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        meta = read_meta(conn)
         # Ledgers made before ledger ids existed are known by their creation time.
         ledger_id = meta.get("ledger_id") or f"created-{meta.get('created_at', '')}"
         if marker is None:
@@ -196,10 +188,10 @@ class SQLiteStore(Store):
         conn, tables, meta = self._conn, self._table_names(), {}
         if "meta" in tables:
             with contextlib.suppress(sqlite3.DatabaseError):
-                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+                meta = read_meta(conn)
         version = check_meta(meta, tables, str(self._path), "another SQLite database", MOVE_AWAY)
         triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-        expected = _triggers(version)
+        expected = history_triggers(version, (action for action, _ in _ACTIONS))
         if not triggers >= expected:
             raise LedgerError(
                 f"the ledger {self._path} lacks its append-only triggers ({sorted(expected - triggers)}): "
@@ -225,17 +217,21 @@ class SQLiteStore(Store):
                             conn.execute(statement)
                     elif table in APPEND_ONLY:
                         conn.execute(_count(table))
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES (?, ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (HISTORY_ROWS, json.dumps(count_rows(conn))),
-                )
-                conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+                record_upgrade(conn, version)
         except LedgerError:
             if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
                 raise
             return  # read-only: stays at its schema
         self.schema = SCHEMA_VERSION
+
+    def _begin(self, statement: str, doing: str, *, may_be_empty: bool = False) -> None:
+        """Begin a transaction on the file this handle opened (checked first); SQLite's errors become
+        ``LedgerError`` messages."""
+        check_same_file(self._path, self._opened, may_be_empty=may_be_empty)
+        try:
+            self._conn.execute(statement)
+        except sqlite3.Error as error:
+            raise sqlite_problem(error, self._path, doing) from error
 
     @contextlib.contextmanager
     def transaction(self, doing: str = "write to the ledger") -> Iterator[sqlite3.Connection]:
@@ -245,11 +241,7 @@ class SQLiteStore(Store):
         before the commit); SQLite's errors become ``LedgerError`` messages that say what to do.
         """
         with self._lock:
-            check_same_file(self._path, self._opened, may_be_empty=not self._ready)
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as error:
-                raise sqlite_problem(error, self._path, doing) from error
+            self._begin("BEGIN IMMEDIATE", doing, may_be_empty=not self._ready)
             try:
                 yield self._conn
                 check_same_file(self._path, self._opened, may_be_empty=not self._ready)
@@ -266,11 +258,7 @@ class SQLiteStore(Store):
         """A consistent snapshot for several reads (a deferred read transaction) of the file this handle
         opened; SQLite's errors become ``LedgerError`` messages."""
         with self._lock:
-            check_same_file(self._path, self._opened)
-            try:
-                self._conn.execute("BEGIN")
-            except sqlite3.Error as error:
-                raise sqlite_problem(error, self._path, doing) from error
+            self._begin("BEGIN", doing)
             try:
                 yield self._conn
             except sqlite3.Error as error:
