@@ -25,12 +25,8 @@ that shares it sees it. It uses ``dpdash.accounting`` for the mathematics (never
 
 from dpdash.accounting.budget import Budget
 from dpdash.errors import BudgetExceededError, LedgerError
-from dpdash.ledger.ledger import (
-    Ledger,
-    default_ledger_location,
-    default_ledger_path,
-    fingerprint,
-)
+from dpdash.ledger.ledger import Ledger, fingerprint
+from dpdash.ledger.location import default_ledger_location, default_ledger_path
 from dpdash.ledger.records import (
     Action,
     BudgetStatus,

@@ -74,11 +74,8 @@ from dpdash.ledger.actions import (
     short,
     user_label,
 )
-from dpdash.ledger.exports import (
-    EXPORT_FORMAT,
-)
 from dpdash.ledger.lineage import Lineage
-from dpdash.ledger.location import default_ledger_location, default_ledger_path, local_data_folder
+from dpdash.ledger.location import default_ledger_location
 from dpdash.ledger.published import (
     read_published,
 )
@@ -87,18 +84,15 @@ from dpdash.ledger.records import (
     INSERT_DATASET,
     Action,
     Budget,
-    BudgetStatus,
     Dataset,
     Entry,
-    ImportReport,
-    RequestRecord,
     Session,
 )
 from dpdash.ledger.records import now as _now
 from dpdash.ledger.records import text as _text
 from dpdash.ledger.spending import Spending
 from dpdash.ledger.storage import open_store
-from dpdash.ledger.storage.base import SCHEMA_VERSION, Connection, Store
+from dpdash.ledger.storage.base import Connection, Store
 from dpdash.ledger.totals import Totals
 from dpdash.ledger.transfer import Transfer
 from dpdash.ledger.versions import (
@@ -112,23 +106,7 @@ from dpdash.ledger.versions import (
 )
 from dpdash.ledger.workflow import Workflow
 
-__all__ = [
-    "EXPORT_FORMAT",
-    "SCHEMA_VERSION",
-    "Action",
-    "Budget",
-    "BudgetStatus",
-    "Dataset",
-    "Entry",
-    "ImportReport",
-    "Ledger",
-    "RequestRecord",
-    "Session",
-    "default_ledger_location",
-    "default_ledger_path",
-    "fingerprint",
-    "local_data_folder",
-]
+__all__ = ["Ledger", "fingerprint"]
 
 DEFAULT_ACCOUNTANT = "tightest"
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dpdash.ledger.ledger import Entry
+from dpdash.ledger.records import Entry
 
 __all__ = ["group_releases", "release_count"]
 

@@ -23,7 +23,7 @@ from dpdash.accounting.event_factory import event_from_dict
 from dpdash.accounting.events import canonical_json
 from dpdash.ledger import Ledger, LedgerError
 from dpdash.ledger.exports import totals_record as _totals_record
-from dpdash.ledger.ledger import Dataset
+from dpdash.ledger.records import Dataset
 from dpdash.ledger.signing import new_private_key, public_key, sign
 
 A, B = "sha256:table-a", "sha256:table-b"

@@ -16,7 +16,7 @@ import pytest
 
 from dpdash.accounting import Budget, LaplaceEvent
 from dpdash.ledger import Ledger, LedgerError, default_ledger_location
-from dpdash.ledger.ledger import default_ledger_path
+from dpdash.ledger.location import default_ledger_path
 from dpdash.ledger.storage import postgres as backend
 from dpdash.workspace import default_workspace_path
 from tests.accounting import workers

@@ -15,7 +15,7 @@ from dpdash import Laplace, release
 from dpdash.accounting import Budget
 from dpdash.errors import BudgetExceededError
 from dpdash.ledger import Ledger, LedgerError, fingerprint
-from dpdash.ledger.ledger import SCHEMA_VERSION
+from dpdash.ledger.storage.base import SCHEMA_VERSION
 from dpdash.mechanisms import Geometric
 from dpdash.queries import Count, Histogram, Mean
 from dpdash.release import Release

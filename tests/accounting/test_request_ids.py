@@ -10,7 +10,7 @@ import pytest
 
 from dpdash.accounting import Budget, LaplaceEvent
 from dpdash.ledger import Ledger, LedgerError
-from dpdash.ledger.ledger import SCHEMA_VERSION
+from dpdash.ledger.storage.base import SCHEMA_VERSION
 from tests.accounting.test_ledger_file import unwritable
 
 FP = "sha256:requests"

@@ -15,7 +15,7 @@ from dpdash.accounting import Budget
 from dpdash.errors import DPDashError, ParameterError
 from dpdash.facts import Facts
 from dpdash.ledger import Ledger, LedgerError, fingerprint
-from dpdash.ledger.ledger import SCHEMA_VERSION
+from dpdash.ledger.storage.base import SCHEMA_VERSION
 from dpdash.queries import Count, Sum
 
 PEOPLE = pd.DataFrame({"person_id": [1, 1, 2, 3, 3, 3], "age": [30, 31, 40, 50, 51, 52]})
