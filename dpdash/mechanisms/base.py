@@ -141,10 +141,15 @@ class NoiseMechanism(ABC):
         """The mechanism with the smallest ε whose ``accuracy(confidence, k)`` is ≤ ``alpha``.
 
         Other parameters (δ for the Gaussian ones, γ for the staircase) stay as given in ``params``.
-        The ε is found by bisection over the bits of a double, so it is the smallest to within one unit
-        in the last place; the returned mechanism's accuracy is checked to be ≤ alpha.
+        Where ε has a closed form (``_closed_form_epsilon``: Laplace, the classic Gaussian) it is the start,
+        stepped up one ulp at a time until the accuracy is met; otherwise ε is found by bisection over the
+        bits of a double, so it is the smallest to within one unit in the last place. Either way the
+        returned mechanism's accuracy is checked to be ≤ alpha.
         """
         alpha = cls._check_alpha(alpha)
+        closed_form = cls._closed_form_epsilon(alpha, confidence, sensitivity, k, params)
+        if closed_form is not None:
+            return cls._first_meeting(closed_form, alpha, confidence, k, sensitivity=sensitivity, **params)
         confidence = check.open_unit(confidence, "confidence")
         k = check.positive_int(k, "k")
 
@@ -166,6 +171,14 @@ class NoiseMechanism(ABC):
             what=f"epsilon for accuracy alpha={alpha:g}",
         )  # fmt: skip
         return build(smallest_true(meets, lo, hi))
+
+    @classmethod
+    def _closed_form_epsilon(
+        cls, alpha: float, confidence: float, sensitivity: float, k: int, params: dict[str, Any]
+    ) -> float | None:
+        """The ε whose accuracy is α in closed form (before rounding), or ``None`` where there is none
+        and ``for_accuracy`` searches. ``alpha`` is checked; the other arguments are as given."""
+        return None
 
     @classmethod
     def _first_meeting(cls, epsilon: float, alpha: float, confidence: float, k: int, **params: Any) -> Self:
