@@ -17,13 +17,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
+from bench.timing import best_of
 from dpdash.sampling import discrete_gaussian, discrete_laplace
 
 DRAWS = 1_000_000
@@ -31,16 +31,6 @@ REPEATS = 5
 SCALES = [1, 10, 1000]
 LAPLACE_TARGET = 1_000_000  # samples/s at scale 10
 GAUSSIAN_TARGET = 300_000  # samples/s at every scale in SCALES
-
-
-def best_time(draw: Callable[[], object], repeats: int = REPEATS) -> float:
-    """The fastest of ``repeats`` wall-clock timings of ``draw()``, in seconds."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        draw()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> int:
@@ -54,8 +44,8 @@ def main() -> int:
             start = time.perf_counter()
             ours(scale, 1)  # builds and caches the tables for this scale
             build = time.perf_counter() - start
-            t_ours = best_time(lambda ours=ours, scale=scale: ours(scale, DRAWS))
-            t_numpy = best_time(lambda theirs=theirs, scale=scale: theirs(scale))
+            t_ours = best_of(lambda ours=ours, scale=scale: ours(scale, DRAWS), REPEATS)
+            t_numpy = best_of(lambda theirs=theirs, scale=scale: theirs(scale), REPEATS)
             rows.append((name, scale, DRAWS / t_ours, DRAWS / t_numpy, t_ours / t_numpy, build))
 
     cpus = os.cpu_count()

@@ -55,26 +55,28 @@ def positive_finite(value: object, name: str) -> float:
     return x
 
 
+def _positive_between(
+    value: object, name: str, low: float, high: float, *, why: str = "", advice: str = ""
+) -> float:
+    """A finite real number > 0 in [low, high]; a refusal says ``why`` after the range and ends with
+    ``advice``."""
+    x = positive_finite(value, name)
+    if not low <= x <= high:
+        rule = f"between {low:g} and {high:g}{why}"
+        raise ParameterError(f"{name} must be {rule}, got {name}={value!r}{advice}")
+    return x
+
+
 def epsilon(value: object, name: str = "epsilon") -> float:
     """A privacy parameter ε in [EPSILON_MIN, EPSILON_MAX] (the range every mechanism computes exactly)."""
-    x = positive_finite(value, name)
-    if not EPSILON_MIN <= x <= EPSILON_MAX:
-        raise ParameterError(
-            f"{name} must be between {EPSILON_MIN:g} and {EPSILON_MAX:g} (the range in which every dpdash "
-            f"mechanism computes its noise exactly), got {name}={value!r}"
-        )
-    return x
+    why = " (the range in which every dpdash mechanism computes its noise exactly)"
+    return _positive_between(value, name, EPSILON_MIN, EPSILON_MAX, why=why)
 
 
 def sensitivity(value: object, name: str = "sensitivity") -> float:
     """A real sensitivity Δ in [SENSITIVITY_MIN, SENSITIVITY_MAX]."""
-    x = positive_finite(value, name)
-    if not SENSITIVITY_MIN <= x <= SENSITIVITY_MAX:
-        raise ParameterError(
-            f"{name} must be between {SENSITIVITY_MIN:g} and {SENSITIVITY_MAX:g}, got {name}={value!r}; "
-            "rescale the data (e.g. report in thousands) so the sensitivity falls in that range"
-        )
-    return x
+    advice = "; rescale the data (e.g. report in thousands) so the sensitivity falls in that range"
+    return _positive_between(value, name, SENSITIVITY_MIN, SENSITIVITY_MAX, advice=advice)
 
 
 def integer_sensitivity(value: object, mechanism: str, name: str = "sensitivity") -> int:

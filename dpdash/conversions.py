@@ -33,6 +33,14 @@ def _unit_closed(value: object, name: str) -> float:
 
 CONVERSIONS = ("tight", "simple")
 
+
+def _conversion(value: object) -> str:
+    """The name of a conversion, one of CONVERSIONS."""
+    if value not in CONVERSIONS:
+        raise ParameterError(f"conversion must be one of {CONVERSIONS}, got conversion={value!r}")
+    return str(value)
+
+
 # ln(α − 1) is searched on this grid, then refined by bounded Brent around the best point.
 _LOG_ORDER_GRID = np.linspace(-14.0, 14.0, 113)
 
@@ -77,8 +85,7 @@ def zcdp_epsilon(rho: float, delta: float, conversion: str = "tight") -> float:
     """
     rho = _non_negative(rho, "rho", allow_inf=True)
     delta = _unit_closed(delta, "delta")
-    if conversion not in CONVERSIONS:
-        raise ParameterError(f"conversion must be one of {CONVERSIONS}, got conversion={conversion!r}")
+    conversion = _conversion(conversion)
     if rho == 0.0:
         return 0.0
     if math.isinf(rho) or delta == 0.0:
@@ -107,8 +114,7 @@ def zcdp_delta(rho: float, epsilon: float, conversion: str = "tight") -> float:
     """
     rho = _non_negative(rho, "rho", allow_inf=True)
     epsilon = _non_negative(epsilon, "epsilon")
-    if conversion not in CONVERSIONS:
-        raise ParameterError(f"conversion must be one of {CONVERSIONS}, got conversion={conversion!r}")
+    conversion = _conversion(conversion)
     if rho == 0.0:
         return 0.0
     if math.isinf(rho):

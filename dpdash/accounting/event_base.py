@@ -117,8 +117,18 @@ class PrivacyEvent:
         raise NotImplementedError
 
 
-def _pure_rho(epsilon: float) -> float:
-    return epsilon * epsilon / 2.0
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _PureEvent(PrivacyEvent):
+    """An event of an (ε, 0)-DP release (subclasses have an ``epsilon``): δ = 0, and ρ = ε²/2, since pure
+    ε-DP implies (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+
+    @property
+    def delta(self) -> float:
+        return 0.0
+
+    @property
+    def rho(self) -> float:
+        return self.epsilon * self.epsilon / 2.0
 
 
 def _integer_sensitivity(value: object) -> int:

@@ -95,26 +95,18 @@ def event_for(mechanism: Any, *, query: str = "", partition: tuple[str, str] | N
     from dpdash.mechanisms import VectorMechanism
 
     labels = {"query": query, "partition": partition}
-    if isinstance(mechanism, Laplace):
-        return LaplaceEvent(epsilon=mechanism.epsilon, sensitivity=mechanism.sensitivity, **labels)
-    if isinstance(mechanism, Geometric):
-        return GeometricEvent(epsilon=mechanism.epsilon, sensitivity=mechanism.sensitivity, **labels)
-    if isinstance(mechanism, Gaussian):
-        return GaussianEvent(
-            sigma=mechanism.scale,
-            sensitivity=mechanism.sensitivity,
-            epsilon=mechanism.epsilon,
-            delta=mechanism.delta,
-            **labels,
-        )
-    if isinstance(mechanism, DiscreteGaussian):
-        return DiscreteGaussianEvent(
-            sigma=mechanism.scale,
-            sensitivity=mechanism.sensitivity,
-            epsilon=mechanism.epsilon,
-            delta=mechanism.delta,
-            **labels,
-        )
+    for laplace_type, scaled_event in ((Laplace, LaplaceEvent), (Geometric, GeometricEvent)):
+        if isinstance(mechanism, laplace_type):
+            return scaled_event(epsilon=mechanism.epsilon, sensitivity=mechanism.sensitivity, **labels)
+    for gaussian_type, stated_event in ((Gaussian, GaussianEvent), (DiscreteGaussian, DiscreteGaussianEvent)):
+        if isinstance(mechanism, gaussian_type):
+            return stated_event(
+                sigma=mechanism.scale,
+                sensitivity=mechanism.sensitivity,
+                epsilon=mechanism.epsilon,
+                delta=mechanism.delta,
+                **labels,
+            )
     if isinstance(mechanism, VectorMechanism):
         return event_for(mechanism.base, **labels)
     if isinstance(mechanism, Staircase):

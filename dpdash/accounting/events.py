@@ -31,6 +31,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -39,7 +40,7 @@ from dpdash.accounting.event_base import (
     _PROFILE_SLACK,
     PrivacyEvent,
     _integer_sensitivity,
-    _pure_rho,
+    _PureEvent,
     _smallest_epsilon,
     canonical_json,
 )
@@ -64,8 +65,60 @@ __all__ = [
 ]
 
 
+def _real_sensitivity(value: object) -> float:
+    return check.positive_finite(value, "sensitivity")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LaplaceEvent(PrivacyEvent):
+class _ScaledNoiseEvent(_PureEvent):
+    """An event of (discrete) Laplace-type noise on a query with ℓ1 sensitivity Δ₁ (subclasses have the
+    fields ``epsilon``, ``sensitivity`` and ``scale``): b = Δ₁/ε, (ε, 0)-DP."""
+
+    _check_sensitivity: ClassVar[Callable[[object], float]] = staticmethod(_real_sensitivity)
+
+    def __post_init__(self) -> None:
+        self._check_labels()
+        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        object.__setattr__(self, "sensitivity", self._check_sensitivity(self.sensitivity))
+        object.__setattr__(self, "scale", self.sensitivity / self.epsilon)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _StatedGaussianEvent(PrivacyEvent):
+    """An event of (discrete) Gaussian noise N(0, σ²) on a query with sensitivity Δ, stated at a point
+    (ε, δ) of its exact privacy profile ``_profile(ε, σ, Δ)`` (subclasses have the fields ``sigma``,
+    ``sensitivity``, ``epsilon`` and ``delta``): construction checks δ(ε) ≤ δ. ρ = Δ²/(2σ²)."""
+
+    _check_sensitivity: ClassVar[Callable[[object], float]] = staticmethod(_real_sensitivity)
+    _profile: ClassVar[Callable[[float, float, float], Any]] = staticmethod(gaussian_delta)
+    _kind: ClassVar[str] = "Gaussian"  # for messages: "a Gaussian release ..."
+
+    def __post_init__(self) -> None:
+        self._check_labels()
+        object.__setattr__(self, "sigma", check.positive_finite(self.sigma, "sigma"))
+        object.__setattr__(self, "sensitivity", self._check_sensitivity(self.sensitivity))
+        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
+        object.__setattr__(self, "delta", check.open_unit(self.delta, "delta"))
+        exact = float(self._profile(self.epsilon, self.sigma, self.sensitivity))
+        if exact > self.delta * (1.0 + _PROFILE_SLACK):
+            raise ParameterError(
+                f"a {self._kind} release with sigma={self.sigma!r} and sensitivity={self.sensitivity!r} "
+                f"is not ({self.epsilon!r}, {self.delta!r})-DP: its exact δ at ε={self.epsilon!r} is "
+                f"{exact:.6g}"
+            )
+
+    @property
+    def rho(self) -> float:
+        return self.sensitivity**2 / (2.0 * self.sigma**2)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = PrivacyEvent.to_dict(self)
+        out["rho"] = self.rho
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaplaceEvent(_ScaledNoiseEvent):
     """A release of f(x) + Z with Z ~ Lap(b)^d i.i.d., b = Δ₁/ε, for a query with ℓ1 sensitivity Δ₁.
 
     Mathematics (what an accountant may use):
@@ -89,12 +142,6 @@ class LaplaceEvent(PrivacyEvent):
     sensitivity: float
     scale: float = field(init=False)
 
-    def __post_init__(self) -> None:
-        self._check_labels()
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        object.__setattr__(self, "sensitivity", check.positive_finite(self.sensitivity, "sensitivity"))
-        object.__setattr__(self, "scale", self.sensitivity / self.epsilon)
-
     @classmethod
     def from_scale(
         cls, *, scale: float, sensitivity: float, query: str = "", partition: tuple[str, str] | None = None
@@ -105,14 +152,6 @@ class LaplaceEvent(PrivacyEvent):
         return cls(epsilon=d / b, sensitivity=d, query=query, partition=partition)
 
     @property
-    def delta(self) -> float:
-        return 0.0
-
-    @property
-    def rho(self) -> float:
-        return _pure_rho(self.epsilon)
-
-    @property
     def mechanism(self) -> str:
         return "Laplace"
 
@@ -121,7 +160,7 @@ class LaplaceEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GeometricEvent(PrivacyEvent):
+class GeometricEvent(_ScaledNoiseEvent):
     """A release of f(x) + Z for an integer query, Z two-sided geometric (discrete Laplace):
     Pr[Z = z] = tanh(a/2)·e^(−a|z|) with a = ε/Δ₁ = 1/b, for an integer ℓ1 sensitivity Δ₁.
 
@@ -140,29 +179,16 @@ class GeometricEvent(PrivacyEvent):
     """
 
     family: ClassVar[str] = "geometric"
+    _check_sensitivity: ClassVar[Callable[[object], int]] = staticmethod(_integer_sensitivity)
 
     epsilon: float
     sensitivity: int
     scale: float = field(init=False)
 
-    def __post_init__(self) -> None:
-        self._check_labels()
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        object.__setattr__(self, "sensitivity", _integer_sensitivity(self.sensitivity))
-        object.__setattr__(self, "scale", self.sensitivity / self.epsilon)
-
     @property
     def noise_parameter(self) -> float:
         """a = ε/Δ₁, the discrete Laplace parameter of Pr[Z = z] ∝ e^(−a|z|)."""
         return self.epsilon / self.sensitivity
-
-    @property
-    def delta(self) -> float:
-        return 0.0
-
-    @property
-    def rho(self) -> float:
-        return _pure_rho(self.epsilon)
 
     @property
     def mechanism(self) -> str:
@@ -173,7 +199,7 @@ class GeometricEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GaussianEvent(PrivacyEvent):
+class GaussianEvent(_StatedGaussianEvent):
     """A release of f(x) + Z with Z ~ N(0, σ²I), for a query with ℓ2 sensitivity Δ₂, stated as (ε, δ)-DP.
 
     Mathematics:
@@ -200,19 +226,6 @@ class GaussianEvent(PrivacyEvent):
     epsilon: float
     delta: float
 
-    def __post_init__(self) -> None:
-        self._check_labels()
-        object.__setattr__(self, "sigma", check.positive_finite(self.sigma, "sigma"))
-        object.__setattr__(self, "sensitivity", check.positive_finite(self.sensitivity, "sensitivity"))
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        object.__setattr__(self, "delta", check.open_unit(self.delta, "delta"))
-        exact = float(gaussian_delta(self.epsilon, self.sigma, self.sensitivity))
-        if exact > self.delta * (1.0 + _PROFILE_SLACK):
-            raise ParameterError(
-                f"a Gaussian release with sigma={self.sigma!r} and sensitivity={self.sensitivity!r} is not "
-                f"({self.epsilon!r}, {self.delta!r})-DP: its exact δ at ε={self.epsilon!r} is {exact:.6g}"
-            )
-
     @classmethod
     def from_sigma(
         cls,
@@ -238,10 +251,6 @@ class GaussianEvent(PrivacyEvent):
         )
 
     @property
-    def rho(self) -> float:
-        return self.sensitivity**2 / (2.0 * self.sigma**2)
-
-    @property
     def noise_multiplier(self) -> float:
         """σ/Δ₂, dp_accounting's parametrisation."""
         return self.sigma / self.sensitivity
@@ -256,14 +265,9 @@ class GaussianEvent(PrivacyEvent):
             f"σ = {self.sigma:.4g})"
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        out = PrivacyEvent.to_dict(self)
-        out["rho"] = self.rho
-        return out
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DiscreteGaussianEvent(PrivacyEvent):
+class DiscreteGaussianEvent(_StatedGaussianEvent):
     """A release of f(x) + Z for an integer query, Z discrete Gaussian: Pr[Z = z] ∝ e^(−z²/(2σ²)) on the
     integers, for an integer sensitivity Δ (neighbours change one coordinate by at most Δ), stated as
     (ε, δ)-DP.
@@ -283,29 +287,14 @@ class DiscreteGaussianEvent(PrivacyEvent):
     """
 
     family: ClassVar[str] = "discrete_gaussian"
+    _check_sensitivity: ClassVar[Callable[[object], int]] = staticmethod(_integer_sensitivity)
+    _profile: ClassVar[Callable[[float, float, int], Any]] = staticmethod(discrete_gaussian_delta)
+    _kind: ClassVar[str] = "discrete Gaussian"
 
     sigma: float
     sensitivity: int
     epsilon: float
     delta: float
-
-    def __post_init__(self) -> None:
-        self._check_labels()
-        object.__setattr__(self, "sigma", check.positive_finite(self.sigma, "sigma"))
-        object.__setattr__(self, "sensitivity", _integer_sensitivity(self.sensitivity))
-        object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
-        object.__setattr__(self, "delta", check.open_unit(self.delta, "delta"))
-        exact = float(discrete_gaussian_delta(self.epsilon, self.sigma, self.sensitivity))
-        if exact > self.delta * (1.0 + _PROFILE_SLACK):
-            raise ParameterError(
-                f"a discrete Gaussian release with sigma={self.sigma!r} and sensitivity={self.sensitivity!r} "
-                f"is not ({self.epsilon!r}, {self.delta!r})-DP: its exact δ at ε={self.epsilon!r} is "
-                f"{exact:.6g}"
-            )
-
-    @property
-    def rho(self) -> float:
-        return self.sensitivity**2 / (2.0 * self.sigma**2)
 
     @property
     def mechanism(self) -> str:
@@ -316,11 +305,6 @@ class DiscreteGaussianEvent(PrivacyEvent):
             f"Discrete Gaussian, ε = {self.epsilon:.4g}, δ = {self.delta:.3g} (Δ = {self.sensitivity}, "
             f"σ = {self.sigma:.4g})"
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        out = PrivacyEvent.to_dict(self)
-        out["rho"] = self.rho
-        return out
 
 
 EVENT_TYPES: dict[str, type[PrivacyEvent]] = {

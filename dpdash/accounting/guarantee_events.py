@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dpdash import _validation as check
-from dpdash.accounting.event_base import PrivacyEvent, _label, _pure_rho
+from dpdash.accounting.event_base import PrivacyEvent, _label, _PureEvent
 from dpdash.errors import ParameterError
 
 __all__ = ["ApproxDPEvent", "NonPrivateEvent", "PureDPEvent", "ZCDPEvent"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PureDPEvent(PrivacyEvent):
+class PureDPEvent(_PureEvent):
     """A release by any ε-DP mechanism (staircase, exponential mechanism, report-noisy-max, randomized
     response, ...), known only by its guarantee.
 
@@ -40,14 +40,6 @@ class PureDPEvent(PrivacyEvent):
         self._check_labels()
         object.__setattr__(self, "epsilon", check.positive_finite(self.epsilon, "epsilon"))
         object.__setattr__(self, "mechanism", _label(self.mechanism, "mechanism"))
-
-    @property
-    def delta(self) -> float:
-        return 0.0
-
-    @property
-    def rho(self) -> float:
-        return _pure_rho(self.epsilon)
 
     def describe(self) -> str:
         return f"{self.mechanism}, ε = {self.epsilon:.4g}"

@@ -171,26 +171,26 @@ class OptimalComposition(Accountant):
         """Whether every event states the same (ε, δ), so that ``epsilon``/``delta`` are exact optima."""
         return len({(e.epsilon, e.delta) for e in self.check(events)}) <= 1
 
+    @staticmethod
+    def _worst(items: list[tuple[float, float, int]]) -> tuple[float, float, int]:
+        """(max ε_l, max δ_l, Σ k_l): as many copies of the worst release, which dominate every release;
+        the releases themselves when they all state the same (ε, δ)."""
+        return max(e for e, _, _ in items), max(d for _, d, _ in items), sum(k for _, _, k in items)
+
     def _epsilon(self, composition: Composition, target_delta: float) -> float:
         items = self._guarantees(composition)
+        worst = kov_epsilon_cached(*self._worst(items), target_delta)
         if len(items) == 1:
-            e, d, k = items[0]
-            return kov_epsilon_cached(e, d, k, target_delta)
-        k_total = sum(k for _, _, k in items)
-        worst = kov_epsilon_cached(
-            max(e for e, _, _ in items), max(d for _, d, _ in items), k_total, target_delta
-        )
+            return worst
         return min(worst, kov_heterogeneous_epsilon(items, target_delta))
 
     def _delta(self, composition: Composition, target_epsilon: float) -> float:
         items = self._guarantees(composition)
+        worst = kov_delta(*self._worst(items), target_epsilon)
         if len(items) == 1:
-            e, d, k = items[0]
-            return kov_delta(e, d, k, target_epsilon)
-        k_total = sum(k for _, _, k in items)
+            return worst
         basic_eps = math.fsum(e * k for e, _, k in items)
         basic = (
             math.fsum(d * k for _, d, k in items) if basic_eps <= target_epsilon * (1 + REL_SLACK) else 1.0
         )
-        worst = kov_delta(max(e for e, _, _ in items), max(d for _, d, _ in items), k_total, target_epsilon)
         return min(basic, worst, _kov_heterogeneous_delta(items, target_epsilon))

@@ -22,9 +22,9 @@ from dpdash import _validation as check
 from dpdash._search import bracket, smallest_true
 from dpdash.accuracy import simultaneous_coverage, simultaneous_tail, union_bound_tail
 from dpdash.errors import ParameterError
-from dpdash.mechanisms.grid import ReleasePlan, integer_answers
+from dpdash.mechanisms.grid import IntegerNoise, ReleasePlan, integer_answers
 
-__all__ = ["NoiseMechanism", "SensitivityNorm"]
+__all__ = ["IntegerNoiseMechanism", "NoiseMechanism", "SensitivityNorm"]
 
 SensitivityNorm = str  # "l1", "l2" or "coordinate"; see NoiseMechanism.sensitivity_norm
 
@@ -141,10 +141,15 @@ class NoiseMechanism(ABC):
         """The mechanism with the smallest ε whose ``accuracy(confidence, k)`` is ≤ ``alpha``.
 
         Other parameters (δ for the Gaussian ones, γ for the staircase) stay as given in ``params``.
-        The ε is found by bisection over the bits of a double, so it is the smallest to within one unit
-        in the last place; the returned mechanism's accuracy is checked to be ≤ alpha.
+        Where ε has a closed form (``_closed_form_epsilon``: Laplace, the classic Gaussian) it is the start,
+        stepped up one ulp at a time until the accuracy is met; otherwise ε is found by bisection over the
+        bits of a double, so it is the smallest to within one unit in the last place. Either way the
+        returned mechanism's accuracy is checked to be ≤ alpha.
         """
         alpha = cls._check_alpha(alpha)
+        closed_form = cls._closed_form_epsilon(alpha, confidence, sensitivity, k, params)
+        if closed_form is not None:
+            return cls._first_meeting(closed_form, alpha, confidence, k, sensitivity=sensitivity, **params)
         confidence = check.open_unit(confidence, "confidence")
         k = check.positive_int(k, "k")
 
@@ -166,6 +171,14 @@ class NoiseMechanism(ABC):
             what=f"epsilon for accuracy alpha={alpha:g}",
         )  # fmt: skip
         return build(smallest_true(meets, lo, hi))
+
+    @classmethod
+    def _closed_form_epsilon(
+        cls, alpha: float, confidence: float, sensitivity: float, k: int, params: dict[str, Any]
+    ) -> float | None:
+        """The ε whose accuracy is α in closed form (before rounding), or ``None`` where there is none
+        and ``for_accuracy`` searches. ``alpha`` is checked; the other arguments are as given."""
+        return None
 
     @classmethod
     def _first_meeting(cls, epsilon: float, alpha: float, confidence: float, k: int, **params: Any) -> Self:
@@ -261,6 +274,34 @@ class NoiseMechanism(ABC):
 
     def _check_integer_sensitivity(self) -> None:
         self._set("sensitivity", check.integer_sensitivity(self.sensitivity, self.name))
+
+
+class IntegerNoiseMechanism(NoiseMechanism):
+    """Base class of the integer-valued mechanisms (geometric, discrete Gaussian): integer answers plus
+    exact integer noise, ``_integer_noise``, whose exact tails give the accuracy and which ``release``
+    adds as it is (no grid)."""
+
+    __slots__ = ()
+
+    integer_valued: ClassVar[bool] = True
+
+    @property
+    def _integer_noise(self) -> IntegerNoise:
+        """The noise as the exact integer law that ``release`` samples: ``noise`` itself where that is one
+        of dpdash's exact laws (the discrete Gaussian's)."""
+        return self.noise
+
+    def tail(self, half_width: float) -> float:
+        """Pr[|Z| > a] = Pr[|Z| > ⌊a⌋] (Z is an integer), from the noise's exact log tail."""
+        a = check.non_negative_finite(half_width, "half_width")
+        return math.exp(self._integer_noise.log_abs_tail(math.floor(a)))
+
+    def _half_width(self, tail: float) -> int:
+        return self._integer_noise.half_width(tail)
+
+    def release_plan(self, k: int = 1) -> ReleasePlan:
+        """Integer answers plus exactly the noise ``_integer_noise``, for any number of answers."""
+        return ReleasePlan(None, self._integer_noise)
 
 
 def _met_everywhere(alpha: float) -> ParameterError:

@@ -16,9 +16,9 @@ from dpdash import _validation as check
 from dpdash import sampling
 from dpdash._search import bracket, smallest_true
 from dpdash.accuracy import integer_half_width, smallest_integer
-from dpdash.mechanisms.base import NoiseMechanism
+from dpdash.mechanisms.base import IntegerNoiseMechanism
 from dpdash.mechanisms.gaussian_calibration import analytic_gaussian_sigma
-from dpdash.mechanisms.grid import ReleasePlan
+from dpdash.mechanisms.noise import SymmetricNoise
 
 __all__ = ["DiscreteGaussian", "DiscreteGaussianNoise", "discrete_gaussian_delta"]
 
@@ -90,7 +90,7 @@ def discrete_gaussian_delta(epsilon: npt.ArrayLike, sigma: float, sensitivity: i
     return out
 
 
-class DiscreteGaussianNoise:
+class DiscreteGaussianNoise(SymmetricNoise):
     """The discrete Gaussian N_Z(0, σ²): Pr[X = x] = e^(−x²/(2σ²))/Z on the integers.
 
     Offers the frozen-scipy-distribution methods dpdash uses (pmf, logpmf, cdf, sf, ppf, isf, mean,
@@ -171,9 +171,6 @@ class DiscreteGaussianNoise:
         exact binary rational it holds). Release-grade, unlike ``rvs``."""
         return sampling.discrete_gaussian(sigma=Fraction(self.sigma), size=shape)
 
-    def mean(self) -> float:
-        return 0.0
-
     def var(self) -> float:
         """E[X²] = Σ x² e^(−x²/2σ²)/Z. By Poisson summation, Σ x² e^(−x²/2σ²) =
         σ√(2π)·Σ_n (σ² − 4π²σ⁴n²)e^(−2π²σ²n²) and Z = σ√(2π)·Σ_n e^(−2π²σ²n²); for σ < 3 the
@@ -187,19 +184,9 @@ class DiscreteGaussianNoise:
         numerator = s * s + 2.0 * np.sum((s * s - 4.0 * math.pi**2 * s**4 * n * n) * weights)
         return float(numerator / (1.0 + 2.0 * np.sum(weights)))
 
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def support(self) -> tuple[float, float]:
-        return (-math.inf, math.inf)
-
-    def rvs(
-        self, size: int | tuple[int, ...] = 1, random_state: np.random.Generator | None = None
-    ) -> np.ndarray:
-        """Fast numpy draws (previews only): CKS Algorithm 3's rejection from discrete Laplace noise
-        with scale t = ⌊σ⌋ + 1, accepting with probability e^(−(|y| − σ²/t)²/(2σ²))."""
-        rng = random_state if random_state is not None else np.random.default_rng()
-        shape = (size,) if isinstance(size, int) else tuple(size)
+    def _rvs(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        """CKS Algorithm 3's rejection from discrete Laplace noise with scale t = ⌊σ⌋ + 1, accepting with
+        probability e^(−(|y| − σ²/t)²/(2σ²))."""
         total = math.prod(shape)
         t = math.floor(self.sigma) + 1
         p = -math.expm1(-1.0 / t)
@@ -213,7 +200,7 @@ class DiscreteGaussianNoise:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DiscreteGaussian(NoiseMechanism):
+class DiscreteGaussian(IntegerNoiseMechanism):
     """Add discrete Gaussian noise N_Z(0, σ²) to an integer query: (ε, δ)-DP, exactly.
 
     Calibration: σ is the point where the exact privacy profile of CKS Theorem 7,
@@ -236,7 +223,6 @@ class DiscreteGaussian(NoiseMechanism):
     """
 
     name: ClassVar[str] = "Discrete Gaussian"
-    integer_valued: ClassVar[bool] = True
     sensitivity_norm: ClassVar[str] = "coordinate"
 
     epsilon: float
@@ -272,20 +258,8 @@ class DiscreteGaussian(NoiseMechanism):
         """ρ = Δ²/(2σ²)-zCDP (CKS Theorem 4)."""
         return self.sensitivity**2 / (2.0 * self.scale**2)
 
-    def tail(self, half_width: float) -> float:
-        """Pr[|X| > a] = 2·Pr[X > ⌊a⌋]."""
-        a = check.non_negative_finite(half_width, "half_width")
-        return math.exp(self._noise.log_abs_tail(math.floor(a)))
-
-    def _half_width(self, tail: float) -> int:
-        return self._noise.half_width(tail)
-
     def _profile(self, eps: np.ndarray) -> np.ndarray:
         return discrete_gaussian_delta(eps, self.scale, self.sensitivity)
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return self._noise.rvs(size, random_state=rng)
-
-    def release_plan(self, k: int = 1) -> ReleasePlan:
-        """Integer answers plus exact discrete Gaussian noise with this σ: exactly the noise of ``noise``."""
-        return ReleasePlan(None, self._noise)

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -20,6 +22,7 @@ from dpdash.mechanisms.selection import (
     float_utilities,
     row_chunks,
 )
+from dpdash.sampling.thresholds import IndexedThresholds
 
 __all__ = ["ExponentialMechanism", "PermuteAndFlip"]
 
@@ -28,7 +31,25 @@ _MAX_BATCH = 2**22
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ExponentialMechanism(SelectionMechanism):
+class _TrialSelection(SelectionMechanism):
+    """A selection mechanism released through exact Bernoulli(exp(−γ_r)) trials, γ_r = f·(u* − u_r)."""
+
+    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
+        """n independent selections, exact: ``_select`` from a table of exact trials (with one candidate,
+        that candidate)."""
+        gammas = exact_gammas(values, self.factor)
+        out = np.zeros(check.draws(n, "n", len(gammas)), dtype=np.int64)
+        if len(gammas) > 1 and out.size > 0:
+            self._select(gammas, exp_trials(gammas), out)
+        return out
+
+    @abstractmethod
+    def _select(self, gammas: list[Fraction], table: IndexedThresholds, out: np.ndarray) -> None:
+        """Fill ``out`` with independent selections, given γ and the table of their exact trials."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExponentialMechanism(_TrialSelection):
     """Select candidate r with probability ∝ exp(ε·u(r)/(2Δu)); with ``monotone`` utilities,
     ∝ exp(ε·u(r)/Δu). (ε, 0)-DP (McSherry & Talwar 2007; Dwork & Roth 2014, Theorem 3.10).
 
@@ -54,13 +75,6 @@ class ExponentialMechanism(SelectionMechanism):
 
     name: ClassVar[str] = "Exponential mechanism"
 
-    epsilon: float
-    sensitivity: float = 1.0
-    monotone: bool = False
-
-    def __post_init__(self) -> None:
-        self._validate()
-
     @property
     def rho(self) -> float:
         """ε²/8: the exponential mechanism is ε-bounded-range (Cesar & Rogers 2021, "Bounding,
@@ -72,21 +86,15 @@ class ExponentialMechanism(SelectionMechanism):
         scores = float(self.factor) * float_utilities(utilities)
         return np.exp(scores - special.logsumexp(scores))
 
-    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
-        """n independent selections, exact (rejection from uniform proposals; see the class docstring).
+    def _select(self, gammas: list[Fraction], table: IndexedThresholds, out: np.ndarray) -> None:
+        """Rejection from uniform proposals (class docstring).
 
         The pairs (uniform proposal r, Bernoulli(exp(−γ_r)) trial) are i.i.d., so the accepted proposals,
         taken in the order they were drawn, are i.i.d. draws of the target law: proposals are drawn in
         batches (sized from the acceptance rate Σ_r exp(−γ_r)/m, a float used for nothing else) and the
-        first n accepted ones are returned, in order.
+        first n accepted ones are kept, in order.
         """
-        gammas = exact_gammas(values, self.factor)
-        count = check.draws(n, "n", len(gammas))
-        m = len(gammas)
-        out = np.zeros(count, dtype=np.int64)
-        if m == 1 or count == 0:
-            return out
-        table = exp_trials(gammas)
+        count, m = out.size, len(gammas)
         acceptance = float(np.exp(-np.array([float(g) for g in gammas])).sum()) / m  # ≥ 1/m: γ* = 0
         filled = 0
         while filled < count:
@@ -95,7 +103,6 @@ class ExponentialMechanism(SelectionMechanism):
             accepted = proposals[table.less(proposals, batch)][: count - filled]
             out[filled : filled + accepted.size] = accepted
             filled += accepted.size
-        return out
 
     def _draw(self, utilities: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
         return rng.choice(utilities.size, size=size, p=self.probabilities(utilities))
@@ -108,7 +115,7 @@ class ExponentialMechanism(SelectionMechanism):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PermuteAndFlip(SelectionMechanism):
+class PermuteAndFlip(_TrialSelection):
     """Permute-and-flip (McKenna & Sheldon 2020): visit the candidates in a uniformly random order and
     return the first r for which a coin with Pr[heads] = p_r = exp(f·(u_r − u*)) lands heads;
     f = ε/(2Δu), or ε/Δu for ``monotone`` utilities. (ε, 0)-DP, and never worse in expected utility
@@ -139,13 +146,6 @@ class PermuteAndFlip(SelectionMechanism):
 
     name: ClassVar[str] = "Permute-and-flip"
 
-    epsilon: float
-    sensitivity: float = 1.0
-    monotone: bool = False
-
-    def __post_init__(self) -> None:
-        self._validate()
-
     def probabilities(self, utilities: npt.ArrayLike) -> np.ndarray:
         """p_r ∫₀¹ Π_(s≠r)(1 − t·p_s) dt for every r (class docstring), by Gauss–Legendre quadrature."""
         p = np.exp(float(self.factor) * float_utilities(utilities))
@@ -163,18 +163,12 @@ class PermuteAndFlip(SelectionMechanism):
             out += (w[start : start + 256, None] * np.exp(total - logs)).sum(axis=0)
         return p * out
 
-    def release_trials(self, values: npt.ArrayLike, n: int) -> np.ndarray:
-        """n independent selections, exact (class docstring): each row flips all m coins and returns a
-        uniformly random heads candidate. Rows are grouped by their number of heads c ≥ 1 (the best
-        candidate's coin has γ = 0 and always lands heads); a group draws j ~ uniform{0, …, c − 1} exactly
-        for each row and selects the row's (j + 1)-th heads candidate."""
-        gammas = exact_gammas(values, self.factor)
-        count = check.draws(n, "n", len(gammas))
-        m = len(gammas)
-        out = np.zeros(count, dtype=np.int64)
-        if m == 1 or count == 0:
-            return out
-        table = exp_trials(gammas)
+    def _select(self, gammas: list[Fraction], table: IndexedThresholds, out: np.ndarray) -> None:
+        """Each row flips all m coins and returns a uniformly random heads candidate (class docstring).
+        Rows are grouped by their number of heads c ≥ 1 (the best candidate's coin has γ = 0 and always
+        lands heads); a group draws j ~ uniform{0, …, c − 1} exactly for each row and selects the row's
+        (j + 1)-th heads candidate."""
+        count, m = out.size, len(gammas)
         for start, stop in row_chunks(count, m):
             rows = stop - start
             keys = np.tile(np.arange(m), rows)
@@ -186,7 +180,6 @@ class PermuteAndFlip(SelectionMechanism):
                 rank[group] = sampling.uniform_integers(int(c), group.size)
             # The (rank + 1)-th heads: the first candidate with rank + 1 heads up to and including it.
             out[start:stop] = np.argmax(seen > rank[:, None], axis=1)
-        return out
 
     def _draw(self, utilities: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
         # Report-noisy-max with Exp(1/f) noise: the same law (Ding et al. 2021), vectorised.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import special, stats
@@ -105,26 +105,13 @@ class Gaussian(NoiseMechanism):
         return gaussian_delta(eps, self.scale, self.sensitivity)
 
     @classmethod
-    def for_accuracy(
-        cls,
-        *,
-        alpha: float,
-        confidence: float = 0.95,
-        sensitivity: float,
-        k: int = 1,
-        **params: Any,
-    ) -> Self:
-        """Smallest ε (δ fixed in ``params``) whose accuracy is ≤ α.
-
-        Classic: closed form ε = Δ₂√(2 ln(1.25/δ))·z/α with z = Φ⁻¹(1 − t/2), t = 1 − c^(1/k); refused
-        when that ε is ≥ 1. Analytic: bisection over ε (the base class's method).
-        """
+    def _closed_form_epsilon(
+        cls, alpha: float, confidence: float, sensitivity: float, k: int, params: dict[str, Any]
+    ) -> float | None:
+        """Classic: ε = Δ₂√(2 ln(1.25/δ))·z/α with z = Φ⁻¹(1 − t/2), t = 1 − c^(1/k) (δ fixed in
+        ``params``); refused when that ε is ≥ 1. Analytic: none (``for_accuracy`` bisects over ε)."""
         if params.get("calibration", "analytic") != "classic":
-            # Not super(): slots=True rebuilds the class, which breaks zero-argument super().
-            return NoiseMechanism.for_accuracy.__func__(  # type: ignore[attr-defined]
-                cls, alpha=alpha, confidence=confidence, sensitivity=sensitivity, k=k, **params
-            )
-        alpha = cls._check_alpha(alpha)
+            return None
         delta2 = check.sensitivity(sensitivity)
         delta = check.open_unit(params.get("delta"), "delta")
         z = float(stats.norm.isf(simultaneous_tail(confidence, k) / 2.0))
@@ -134,7 +121,7 @@ class Gaussian(NoiseMechanism):
                 f"accuracy alpha={alpha!r} needs epsilon={epsilon:.4g} under the classic Gaussian "
                 "calibration, which is proven only for ε < 1; use calibration='analytic'"
             )
-        return cls._first_meeting(epsilon, alpha, confidence, k, sensitivity=delta2, **params)
+        return epsilon
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return rng.normal(0.0, self.scale, size)

@@ -14,8 +14,7 @@ from scipy import stats
 from dpdash import _validation as check
 from dpdash import sampling
 from dpdash.accuracy import integer_half_width
-from dpdash.mechanisms.base import NoiseMechanism
-from dpdash.mechanisms.grid import ReleasePlan
+from dpdash.mechanisms.base import IntegerNoiseMechanism
 
 __all__ = ["DiscreteLaplaceNoise", "Geometric"]
 
@@ -48,7 +47,7 @@ class DiscreteLaplaceNoise:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Geometric(NoiseMechanism):
+class Geometric(IntegerNoiseMechanism):
     """Add two-sided geometric (discrete Laplace) noise to an integer query: (ε, 0)-DP.
 
     Pr[Z = z] = ((1 − r)/(1 + r))·r^|z| with r = e^(−ε/Δ₁) (MATH.md writes α = 1/r), for integer Δ₁.
@@ -65,7 +64,6 @@ class Geometric(NoiseMechanism):
     """
 
     name: ClassVar[str] = "Geometric"
-    integer_valued: ClassVar[bool] = True
     sensitivity_norm: ClassVar[str] = "l1"
     delta: ClassVar[float] = 0.0  # pure ε-DP
 
@@ -95,15 +93,9 @@ class Geometric(NoiseMechanism):
 
     @property
     def _integer_noise(self) -> DiscreteLaplaceNoise:
+        """Discrete Laplace noise of scale Δ₁/ε (the float ε taken as the exact binary rational it holds):
+        exactly the law of ``noise``, with Pr[|Z| > m] = 2r^(m+1)/(1 + r)."""
         return DiscreteLaplaceNoise(Fraction(self.sensitivity) / Fraction(self.epsilon))
-
-    def tail(self, half_width: float) -> float:
-        """Pr[|Z| > a] = 2r^(⌊a⌋+1)/(1 + r)."""
-        a = check.non_negative_finite(half_width, "half_width")
-        return math.exp(self._integer_noise.log_abs_tail(math.floor(a)))
-
-    def _half_width(self, tail: float) -> int:
-        return self._integer_noise.half_width(tail)
 
     def _profile(self, eps: np.ndarray) -> np.ndarray:
         # Shift Δ: outputs z ≤ 0 have loss ε and mass 1/(1 + r) under P, contributing
@@ -126,8 +118,3 @@ class Geometric(NoiseMechanism):
         # discrete Laplace with parameter r.
         p = -math.expm1(self._log_r)
         return rng.geometric(p, size).astype(np.int64) - rng.geometric(p, size).astype(np.int64)
-
-    def release_plan(self, k: int = 1) -> ReleasePlan:
-        """Integer answers plus exact discrete Laplace noise of scale Δ₁/ε (the float ε taken as the
-        exact binary rational it holds): exactly the noise of ``noise``."""
-        return ReleasePlan(None, self._integer_noise)

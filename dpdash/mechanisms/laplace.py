@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import stats
@@ -71,20 +71,12 @@ class Laplace(NoiseMechanism):
         return np.where(eps < self.epsilon, -np.expm1((eps - self.epsilon) / 2.0), 0.0)
 
     @classmethod
-    def for_accuracy(
-        cls,
-        *,
-        alpha: float,
-        confidence: float = 0.95,
-        sensitivity: float,
-        k: int = 1,
-        **params: Any,
-    ) -> Self:
-        """Closed form: ε = Δ₁·ln(1/t)/α with t = 1 − c^(1/k) (the exact simultaneous tail)."""
-        alpha = cls._check_alpha(alpha)
+    def _closed_form_epsilon(
+        cls, alpha: float, confidence: float, sensitivity: float, k: int, params: dict[str, Any]
+    ) -> float:
+        """ε = Δ₁·ln(1/t)/α with t = 1 − c^(1/k) (the exact simultaneous tail)."""
         delta1 = check.sensitivity(sensitivity)
-        epsilon = delta1 * -math.log(simultaneous_tail(confidence, k)) / alpha
-        return cls._first_meeting(epsilon, alpha, confidence, k, sensitivity=delta1, **params)
+        return delta1 * -math.log(simultaneous_tail(confidence, k)) / alpha
 
     def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
         return rng.laplace(0.0, self.scale, size)

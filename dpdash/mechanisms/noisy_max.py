@@ -81,8 +81,7 @@ class ReportNoisyMax(SelectionMechanism):
 
     name: ClassVar[str] = "Report noisy max"
 
-    epsilon: float
-    sensitivity: int = 1
+    sensitivity: int = 1  # the base class's fields, with the defaults of counts
     monotone: bool = True
 
     def __post_init__(self) -> None:

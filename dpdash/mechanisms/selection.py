@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -39,20 +40,26 @@ _FLOAT_GAP = 2**1000
 _CHUNK = 2**22
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SelectionMechanism(ABC):
-    """Base class of the selection mechanisms (frozen keyword-only dataclasses).
+    """Base class of the selection mechanisms, frozen keyword-only dataclasses with these fields (a
+    subclass may change their defaults):
 
-    Fields (in subclasses): ``epsilon`` ε > 0, ``sensitivity`` Δu > 0, ``monotone``.
+    Args:
+        epsilon: ε > 0.
+        sensitivity: Δu > 0, the utilities' sensitivity.
+        monotone: True when between neighbours all utilities move in the same direction.
     """
-
-    __slots__ = ()
 
     name: ClassVar[str]
     delta: ClassVar[float] = 0.0  # every selection mechanism here is pure ε-DP
 
     epsilon: float
-    sensitivity: float
-    monotone: bool
+    sensitivity: float = 1.0
+    monotone: bool = False
+
+    def __post_init__(self) -> None:
+        self._validate()
 
     def _validate(self) -> None:
         object.__setattr__(self, "epsilon", check.epsilon(self.epsilon))

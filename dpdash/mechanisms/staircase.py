@@ -17,6 +17,7 @@ from dpdash.accuracy import integer_half_width
 from dpdash.errors import ParameterError
 from dpdash.mechanisms.base import NoiseMechanism
 from dpdash.mechanisms.grid import ReleasePlan, grid_for
+from dpdash.mechanisms.noise import SymmetricNoise
 from dpdash.sampling.geometric import sample_geometric
 
 __all__ = ["DiscreteStaircaseNoise", "Staircase", "StaircaseNoise", "optimal_gamma"]
@@ -40,7 +41,7 @@ def optimal_gamma(epsilon: float, cost: str = "l1") -> float:
     return -b / one_minus_b + cubic ** (1.0 / 3.0) / (2.0 ** (1.0 / 3.0) * one_minus_b**2)
 
 
-class StaircaseNoise:
+class StaircaseNoise(SymmetricNoise):
     """The staircase distribution with parameters ε, Δ, γ (G&V, Definition 2).
 
     For x ≥ 0 in the k-th stair, x ∈ [kΔ, (k+1)Δ):
@@ -117,9 +118,6 @@ class StaircaseNoise:
         b, m = self._b, self._one_minus_b
         return 1 / m, b / m**2, b * (1 + b) / m**3, b * (1 + 4 * b + b * b) / m**4
 
-    def mean(self) -> float:
-        return 0.0
-
     def mean_absolute(self) -> float:
         """E|X| = 2a Σ_k [b^k ∫ over the high step of x + b^(k+1) ∫ over the low step of x]."""
         s0, s1, _, _ = self._power_sums()
@@ -136,20 +134,9 @@ class StaircaseNoise:
         low = b * (3 * (1 - g) * s2 + 3 * (1 - g * g) * s1 + (1 - g**3) * s0)
         return float(2 * self._a * d**3 / 3 * (high + low))
 
-    def std(self) -> float:
-        return math.sqrt(self.var())
-
-    def support(self) -> tuple[float, float]:
-        return (-math.inf, math.inf)
-
-    def rvs(
-        self, size: int | tuple[int, ...] = 1, random_state: np.random.Generator | None = None
-    ) -> np.ndarray:
-        """Fast numpy draws (previews only), by G&V's generative description: a sign, a stair
-        G ~ Geometric(1 − b) on {0, 1, ...}, the high step with probability γ/(γ + (1 − γ)b), and a
-        uniform position on the chosen step."""
-        rng = random_state if random_state is not None else np.random.default_rng()
-        shape = (size,) if isinstance(size, int) else tuple(size)
+    def _rvs(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        """G&V's generative description: a sign, a stair G ~ Geometric(1 − b) on {0, 1, ...}, the high step
+        with probability γ/(γ + (1 − γ)b), and a uniform position on the chosen step."""
         sign = rng.choice(np.array([-1.0, 1.0]), shape)
         stair = rng.geometric(self._one_minus_b, shape) - 1.0
         p_high = self.gamma / (self.gamma + (1.0 - self.gamma) * self._b)
