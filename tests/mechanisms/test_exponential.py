@@ -2,7 +2,7 @@
 neighbouring utilities, accuracy bounds, and both samplers' laws.
 
 Seeded statistical tests state their tolerance; release-grade draws use OS randomness, so their
-goodness-of-fit tests fail below p = 1e-4 (``tests.sampling.checks.P_MIN``).
+goodness-of-fit tests fail below p = 1e-6 (``tests.sampling.checks.P_MIN``).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ refused with ``release``'s own message before any random bit is read, that ``rel
 answers, never the plan for n·k), and the law of the draws against exact probabilities.
 
 The draws come from the OS CSPRNG and cannot be seeded, so no statistical test here is reproducible:
-each goodness-of-fit test fails below p = 1e-4 (``P_MIN``; a correct sampler fails a given test with
-probability 10^−4, the twenty-odd tests here together with probability about 2·10^−3), and moment
+each goodness-of-fit test fails below p = 1e-6 (``P_MIN``; a correct sampler fails a given test with
+probability 10^−6, the twenty-odd tests here together with probability about 2·10^−5), and moment
 checks allow 5 standard errors or more (false failure < 10^−6 each).
 """
 
@@ -250,8 +250,8 @@ def test_vector_trials_use_the_base_plan_for_d_answers() -> None:
 
 @pytest.mark.parametrize("cls", SELECTORS)
 def test_selections_follow_the_exact_probabilities(cls: type[SelectionMechanism]) -> None:
-    """10^5 selections against ``probabilities`` (chi-square, p > 1e-4); and consecutive selections are
-    independent (chi-square test of the table of pairs, p > 1e-4)."""
+    """10^5 selections against ``probabilities`` (chi-square, p > 1e-6); and consecutive selections are
+    independent (chi-square test of the table of pairs, p > 1e-6)."""
     mechanism = selector(cls)
     draws = mechanism.release_trials(UTILITIES, 100_000)
     probs = mechanism.probabilities(UTILITIES)
@@ -289,7 +289,7 @@ def test_permute_and_flip_with_coins_that_always_land_heads() -> None:
 @pytest.mark.parametrize(("epsilon", "k"), [(1.0, 2), (0.4, 4)])
 def test_randomized_response_reports_follow_the_transition_matrix(epsilon: float, k: int) -> None:
     """10^5 trials of two respondents: each column against its row of the transition matrix (chi-square,
-    p > 1e-4), and the two reports of a trial are independent (contingency test, p > 1e-4)."""
+    p > 1e-6), and the two reports of a trial are independent (contingency test, p > 1e-6)."""
     rr = RandomizedResponse(epsilon=epsilon, categories=k)
     truth = np.array([0, k - 1])
     reports = rr.release_trials(truth, 100_000)
@@ -305,7 +305,7 @@ def test_randomized_response_reports_follow_the_transition_matrix(epsilon: float
 @pytest.mark.parametrize("sensitivity", [1, 3])
 def test_geometric_draws_follow_the_exact_pmf(sensitivity: int) -> None:
     """2·10^5 draws of release_trials(3) − 3 against the discrete Laplace pmf (brute force, pooled
-    chi-square, p > 1e-4)."""
+    chi-square, p > 1e-6)."""
     geo = Geometric(epsilon=1.0, sensitivity=sensitivity)
     noise = geo.release_trials(3, 200_000) - 3
     support = np.arange(-60 * sensitivity, 60 * sensitivity + 1)
@@ -315,7 +315,7 @@ def test_geometric_draws_follow_the_exact_pmf(sensitivity: int) -> None:
 
 def test_laplace_draws_lie_on_the_grid_and_follow_the_continuous_laplace() -> None:
     """2·10^5 draws of release_trials(3.0): on the grid of release_plan(1), and within the
-    Dvoretzky–Kiefer–Wolfowitz band of the continuous Lap(b) around 3 (false failure 10^−4) widened by
+    Dvoretzky–Kiefer–Wolfowitz band of the continuous Lap(b) around 3 (false failure 10^−6) widened by
     what the grid changes: sup |F_grid − F_Lap(b)| ≤ one atom (≤ g/b) plus the effect of the noise scale
     g·D/ε ≤ b(1 + 2/4096) (≤ (2/4096)/e). Mean and variance within 5 standard errors of 3 and 2b²."""
     lap = Laplace(epsilon=0.8, sensitivity=1.5)

@@ -2,9 +2,9 @@
 
 The samplers draw from the OS CSPRNG and take no seed, so statistical tests cannot be made
 reproducible by seeding; they use large samples and a low false-alarm threshold instead: each
-goodness-of-fit test fails when its p-value is below ``P_MIN = 1e-4`` (a correct sampler fails one
-given test with probability 10^−4, the whole package's few dozen tests together with probability
-well under 1%).
+goodness-of-fit test fails when its p-value is below ``P_MIN = 1e-6`` (a correct sampler fails one
+given test with probability 10^−6, the suite's few dozen such tests together with probability under
+10^−4 a run; at 1e-4 a correct sampler did fail one in a run).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 #: Fail a goodness-of-fit test below this p-value.
-P_MIN = 1e-4
+P_MIN = 1e-6
 #: Pool neighbouring values until every bin expects at least this many draws.
 MIN_EXPECTED = 20
 

@@ -1,7 +1,7 @@
 """Goodness of fit of the exact samplers against their exact distributions.
 
 OS randomness cannot be seeded, so every test uses a large sample and fails only below a p-value of
-``P_MIN = 1e-4`` (see ``tests/sampling/checks.py``); frequency tests allow 5 standard errors
+``P_MIN = 1e-6`` (see ``tests/sampling/checks.py``); frequency tests allow 5 standard errors
 (two-sided false-alarm probability 6·10^−7 each). The oracles are floating-point pmfs (scipy's
 ``dlaplace``; a directly normalised sum for the discrete Gaussian), which is fine for a test oracle.
 """
