@@ -44,8 +44,10 @@ from dpdash.queries.report import (
     DataReport,
     Evaluation,
     Sensitivities,
+    bounded_sensitivities,
     cell_count_report,
     cell_sensitivities,
+    count_sensitivities,
 )
 
 __all__ = [
@@ -58,9 +60,11 @@ __all__ = [
     "Query",
     "SelectionQuery",
     "Sensitivities",
+    "bounded_sensitivities",
     "cell_count_report",
     "cell_sensitivities",
     "check_bounding",
+    "count_sensitivities",
     "query_from_dict",
     "row_weights",
     "weighted_counts",

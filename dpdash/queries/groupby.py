@@ -34,12 +34,13 @@ from dpdash.queries.base import (
     as_facts,
     cell_count_report,
     column_name,
+    count_sensitivities,
     is_integer_column,
     require_numeric,
     row_weights,
     weighted_counts,
 )
-from dpdash.queries.histogram import OTHER, GroupBounded, Grouping, _count_sensitivities, _outside, cell_codes
+from dpdash.queries.histogram import OTHER, GroupBounded, Grouping, _outside, cell_codes
 from dpdash.queries.means import _shares
 from dpdash.queries.sums import clamp_column, clipping_shift
 
@@ -143,7 +144,7 @@ class GroupByCount(_Grouped, NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.groups), self.group_bounds)
+        return count_sensitivities(self.facts, len(self.groups), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         codes, missing, outside = self._codes(df)
@@ -335,7 +336,7 @@ class _GroupValidCount(_GroupedColumn, NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.groups), self.group_bounds)
+        return count_sensitivities(self.facts, len(self.groups), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         _, counts, _, args = self._group_sums(df, 0.0)

@@ -21,8 +21,8 @@ from dpdash.queries.base import (
     Piece,
     Sensitivities,
     as_facts,
-    cell_sensitivities,
     column_name,
+    count_sensitivities,
     require_numeric,
     row_weights,
 )
@@ -59,14 +59,7 @@ class _ValidCount(NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        s = cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person,
-            substitute=self.facts.substitute,
-            cells=1,
-            magnitude=1,
-            spread=1,
-        )
-        return Sensitivities(int(s.l1), int(s.l2), int(s.coordinate), s.changed_coordinates)
+        return count_sensitivities(self.facts, 1)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         present = df[self.column].notna().to_numpy()
