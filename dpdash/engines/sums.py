@@ -145,10 +145,8 @@ def evaluate_grouped_column(query: Any, source: Any, table: Any, truncation: Tru
         return Evaluation(answers, DataReport(**args))
     column = "total" if isinstance(query, GroupBySum) else "centred"
     sums = per_cell(folded, frame[column], k, float)
-    if isinstance(query, GroupBySum):
+    if isinstance(query, GroupBySum | _GroupCentredSum):
         return Evaluation(sums, DataReport(clipping_bias=tuple(float(b) for b in shifts), **args))
-    if isinstance(query, _GroupCentredSum):
-        return Evaluation(sums, DataReport(**args))
     assert isinstance(query, GroupByMean)
     pieces = {"sum": sums, "count": answers}
     bias = tuple(float(b) / max(float(n), 1.0) for b, n in zip(shifts, answers, strict=True))

@@ -44,11 +44,14 @@ from dpdash.queries.report import (
     DataReport,
     Evaluation,
     Sensitivities,
+    bounded_sensitivities,
     cell_count_report,
     cell_sensitivities,
+    count_sensitivities,
 )
 
 __all__ = [
+    "NORMS",
     "NOT_PRIVATE",
     "CompositeQuery",
     "DataReport",
@@ -58,9 +61,11 @@ __all__ = [
     "Query",
     "SelectionQuery",
     "Sensitivities",
+    "bounded_sensitivities",
     "cell_count_report",
     "cell_sensitivities",
     "check_bounding",
+    "count_sensitivities",
     "query_from_dict",
     "row_weights",
     "weighted_counts",
@@ -70,11 +75,8 @@ __all__ = [
 #: Query classes by ``kind``, for ``query_from_dict``.
 _REGISTRY: dict[str, type[Query]] = {}
 
-
-# ---- sensitivities ---------------------------------------------------------------------------------
-
-
-# ---- what evaluation returns -------------------------------------------------------------------------
+#: The norms a mechanism may read a numeric query's sensitivity in (``NumericQuery.sensitivity``).
+NORMS = ("l1", "l2", "coordinate")
 
 
 # ---- the base classes -------------------------------------------------------------------------------
@@ -146,11 +148,8 @@ class Query(ABC):
         return out
 
 
-class NumericQuery(Query):
-    """A query whose answer is a vector of numbers, released by adding noise.
-
-    Subclasses define ``labels`` and ``sensitivities``; the properties below read them.
-    """
+class _LabelledQuery(Query):
+    """A query whose answer is a vector of numbers, one per label (numeric and composite queries)."""
 
     __slots__ = ()
 
@@ -164,6 +163,15 @@ class NumericQuery(Query):
     @property
     def dimension(self) -> int:
         return len(self.labels)
+
+
+class NumericQuery(_LabelledQuery):
+    """A query whose answer is a vector of numbers, released by adding noise.
+
+    Subclasses define ``labels`` and ``sensitivities``; the properties below read them.
+    """
+
+    __slots__ = ()
 
     @property
     @abstractmethod
@@ -192,13 +200,9 @@ class NumericQuery(Query):
 
     def sensitivity(self, norm: str) -> float:
         """The sensitivity in a mechanism's norm: ``"l1"``, ``"l2"`` or ``"coordinate"``."""
-        if norm == "l1":
-            return self.l1_sensitivity
-        if norm == "l2":
-            return self.l2_sensitivity
-        if norm == "coordinate":
-            return self.coordinate_sensitivity
-        raise ParameterError(f"norm must be one of ('l1', 'l2', 'coordinate'), got norm={norm!r}")
+        if norm not in NORMS:
+            raise ParameterError(f"norm must be one of {NORMS}, got norm={norm!r}")
+        return getattr(self, f"{norm}_sensitivity")
 
     @property
     def whole_when_weighted(self) -> bool:
@@ -220,7 +224,7 @@ class Piece:
     share: float
 
 
-class CompositeQuery(Query):
+class CompositeQuery(_LabelledQuery):
     """A query answered from several noisy pieces (e.g. a mean from a noisy sum and a noisy count).
 
     The budget is split over ``pieces()`` by their ``share`` (basic composition: the shares add up to
@@ -228,16 +232,6 @@ class CompositeQuery(Query):
     """
 
     __slots__ = ()
-
-    integer_valued: ClassVar[bool] = False
-
-    @property
-    @abstractmethod
-    def labels(self) -> tuple[str, ...]: ...
-
-    @property
-    def dimension(self) -> int:
-        return len(self.labels)
 
     @abstractmethod
     def pieces(self) -> tuple[Piece, ...]:

@@ -19,8 +19,8 @@ from dpdash.queries.base import (
     NumericQuery,
     Sensitivities,
     as_facts,
-    cell_sensitivities,
     column_name,
+    count_sensitivities,
     row_weights,
 )
 
@@ -148,14 +148,7 @@ class Count(NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        s = cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person,
-            substitute=self.facts.substitute,
-            cells=1,
-            magnitude=1,
-            spread=1 if self.where else 0,
-        )
-        return Sensitivities(int(s.l1), int(s.l2), int(s.coordinate), s.changed_coordinates)
+        return count_sensitivities(self.facts, 1, spread=1 if self.where else 0)
 
     @property
     def whole_when_weighted(self) -> bool:

@@ -25,29 +25,28 @@ import pandas as pd
 from dpdash.errors import ParameterError
 from dpdash.facts import MAX_GROUPS, Bins, Bounds, Facts, GroupBounds, Truncation, categories_tuple
 from dpdash.queries.base import (
-    CompositeQuery,
     DataReport,
     Evaluation,
     NumericQuery,
-    Piece,
     Sensitivities,
     as_facts,
     cell_count_report,
     column_name,
-    is_integer_column,
+    count_sensitivities,
     require_numeric,
     row_weights,
     weighted_counts,
 )
-from dpdash.queries.histogram import OTHER, GroupBounded, Grouping, _count_sensitivities, _outside, cell_codes
-from dpdash.queries.means import _shares
-from dpdash.queries.sums import clamp_column, clipping_shift
+from dpdash.queries.histogram import OTHER, GroupBounded, Grouping, _outside, cell_codes
+from dpdash.queries.means import Parts, SplitComposite, centred_mean
+from dpdash.queries.sums import CENTRED_SUM, SUM, ColumnSum, Summand, clamp_column, clipping_shift
 
 __all__ = ["GroupByCount", "GroupByMean", "GroupBySum"]
 
 
 class _Grouped(GroupBounded):
-    """Shared fields and checks: ``by``, ``keys``, ``outside``, ``group_bounds``, ``facts``."""
+    """Shared fields and checks: ``by``, ``keys``, ``outside``, ``group_bounds``, ``facts``; one label per
+    group."""
 
     __slots__ = ()
 
@@ -93,7 +92,11 @@ class _Grouped(GroupBounded):
     def groups(self) -> tuple[str, ...]:
         return tuple(str(k) for k in self.declared_groups) + ((OTHER,) if self.outside == "other" else ())
 
-    def _check_by(self, df: pd.DataFrame) -> None:
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.groups
+
+    def _check_types(self, df: pd.DataFrame) -> None:
         if self.bins is not None:
             require_numeric(df, self.by, self)  # type: ignore[arg-type]
 
@@ -131,19 +134,12 @@ class GroupByCount(_Grouped, NumericQuery):
     def name(self) -> str:
         return f"count by {self.by}"
 
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return self.groups
-
     def required_columns(self) -> tuple[str, ...]:
         return (self.by,)
 
-    def _check_types(self, df: pd.DataFrame) -> None:
-        self._check_by(df)
-
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.groups), self.group_bounds)
+        return count_sensitivities(self.facts, len(self.groups), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         codes, missing, outside = self._codes(df)
@@ -154,25 +150,41 @@ class GroupByCount(_Grouped, NumericQuery):
         return Evaluation(weighted_counts(codes, counts, row_weights(df)), report)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _GroupedColumn(_Grouped):
-    __slots__ = ()
+    """A group-by of one column clamped into public bounds (the query adds its own fields, then
+    ``group_bounds`` and ``facts``); its name is "<title> of <column> by <by>", one label per group."""
 
+    title: ClassVar[str]
+
+    by: str
     column: str
+    keys: tuple[Any, ...] | None = None
+    bins: Bins | None = None
     bounds: Bounds
+    outside: str = "drop"
 
-    def _normalise_column(self) -> None:
+    def __post_init__(self) -> None:
         self._normalise_groups()
         column_name(self.column, "column")
         object.__setattr__(self, "bounds", Bounds.of(self.bounds, self.column))
+
+    @property
+    def name(self) -> str:
+        return f"{self.title} of {self.column} by {self.by}"
 
     def required_columns(self) -> tuple[str, ...]:
         return (self.by, self.column)
 
     def _check_types(self, df: pd.DataFrame) -> None:
-        self._check_by(df)
+        _Grouped._check_types(self, df)
         require_numeric(df, self.column, self)  # type: ignore[arg-type]
 
-    def _group_sums(self, df: pd.DataFrame, centre: float) -> tuple[np.ndarray, np.ndarray, DataReport, Any]:
+    def _group_sums(
+        self, df: pd.DataFrame, centre: float, truncation: Truncation
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Per group: Σ (clamp(x) − centre) (each row weighted under weighted bounding), the values counted,
+        the clipping shift Σ (clamped − raw), and the owner report's fields."""
         codes, key_missing, outside = self._codes(df)
         data = clamp_column(df, self.column, self.bounds)
         used = (codes >= 0) & data.present
@@ -198,7 +210,8 @@ class _GroupedColumn(_Grouped):
         counts = np.bincount(codes[used], minlength=k).astype(np.int64)
         in_group = codes >= 0
         report_args = {
-            "rows": 0,  # filled by the caller
+            "rows": truncation.rows_in,
+            "truncation": truncation,
             "rows_used": int(used.sum()),
             "missing": int((in_group & ~data.present).sum()) + key_missing,
             "clipped_below": int((raw[used] < self.bounds.lower).sum()),
@@ -213,7 +226,19 @@ class _GroupedColumn(_Grouped):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupBySum(_GroupedColumn, NumericQuery):
+class _GroupedSum(_GroupedColumn, ColumnSum):
+    """Σ summand(clamp(x)) per group: K cells (module docstring), the clipping bias per group."""
+
+    group_bounds: GroupBounds | None = None
+    facts: Facts = field(default_factory=Facts)
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        sums, _, shifts, args = self._group_sums(df, self.summand.centre(self.bounds), truncation)
+        return Evaluation(sums, DataReport(clipping_bias=tuple(float(b) for b in shifts), **args))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupBySum(_GroupedSum):
     """Σ clamp(x, L, U) of ``column`` per declared key of ``by`` (module docstring for sensitivities).
 
     >>> import pandas as pd
@@ -225,84 +250,16 @@ class GroupBySum(_GroupedColumn, NumericQuery):
 
     kind: ClassVar[str] = "group_by_sum"
     weighable: ClassVar[bool] = True
-
-    by: str
-    column: str
-    keys: tuple[Any, ...] | None = None
-    bins: Bins | None = None
-    bounds: Bounds
-    outside: str = "drop"
-    group_bounds: GroupBounds | None = None
-    facts: Facts = field(default_factory=Facts)
-
-    def __post_init__(self) -> None:
-        self._normalise_column()
-
-    @property
-    def name(self) -> str:
-        return f"sum of {self.column} by {self.by}"
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return self.groups
-
-    @property
-    def sensitivities(self) -> Sensitivities:
-        return self._bounded(
-            cells=len(self.groups), magnitude=self.bounds.magnitude, spread=self.bounds.spread
-        )
-
-    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
-        return self.bounds.is_integer and is_integer_column(df, self.column)
-
-    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        sums, _, shifts, args = self._group_sums(df, 0.0)
-        args["rows"] = truncation.rows_in
-        bias = tuple(float(b) for b in shifts)
-        return Evaluation(sums, DataReport(truncation=truncation, clipping_bias=bias, **args))
+    summand: ClassVar[Summand] = SUM
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _GroupCentredSum(_GroupedColumn, NumericQuery):
+class _GroupCentredSum(_GroupedSum):
     """Σ (clamp(x) − m) per group: values in [−h, h] or 0, so M = h and R = 2h."""
 
     kind: ClassVar[str] = "group_centred_sum"
     weighable: ClassVar[bool] = True
-
-    @property
-    def name(self) -> str:
-        return f"centred sum of {self.column} by {self.by}"
-
-    by: str
-    column: str
-    keys: tuple[Any, ...] | None = None
-    bins: Bins | None = None
-    bounds: Bounds
-    outside: str = "drop"
-    group_bounds: GroupBounds | None = None
-    facts: Facts = field(default_factory=Facts)
-
-    def __post_init__(self) -> None:
-        self._normalise_column()
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return self.groups
-
-    @property
-    def sensitivities(self) -> Sensitivities:
-        h = self.bounds.half_width
-        return self._bounded(cells=len(self.groups), magnitude=h, spread=2.0 * h)
-
-    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
-        return (
-            self.bounds.is_integer and self.bounds.centre.is_integer() and is_integer_column(df, self.column)
-        )
-
-    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        sums, _, _, args = self._group_sums(df, self.bounds.centre)
-        args["rows"] = truncation.rows_in
-        return Evaluation(sums, DataReport(truncation=truncation, **args))
+    summand: ClassVar[Summand] = CENTRED_SUM
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -313,38 +270,24 @@ class _GroupValidCount(_GroupedColumn, NumericQuery):
     weighable: ClassVar[bool] = True
     integer_valued: ClassVar[bool] = True
 
+    group_bounds: GroupBounds | None = None
+    facts: Facts = field(default_factory=Facts)
+
     @property
     def name(self) -> str:
         return f"count of non-missing {self.column} by {self.by}"
 
-    by: str
-    column: str
-    keys: tuple[Any, ...] | None = None
-    bins: Bins | None = None
-    bounds: Bounds
-    outside: str = "drop"
-    group_bounds: GroupBounds | None = None
-    facts: Facts = field(default_factory=Facts)
-
-    def __post_init__(self) -> None:
-        self._normalise_column()
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return self.groups
-
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.groups), self.group_bounds)
+        return count_sensitivities(self.facts, len(self.groups), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        _, counts, _, args = self._group_sums(df, 0.0)
-        args["rows"] = truncation.rows_in
-        return Evaluation(counts, DataReport(truncation=truncation, **args))
+        _, counts, _, args = self._group_sums(df, 0.0, truncation)
+        return Evaluation(counts, DataReport(**args))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupByMean(_GroupedColumn, CompositeQuery):
+class GroupByMean(_GroupedColumn, SplitComposite):
     """The mean of clamp(x, L, U) per declared key: m + S̃_g/max(Ñ_g, 1) for each group g, from the
     noisy group sums of clamp(x) − m and the noisy group counts of non-missing values (``split``: the
     sums' share of ε and δ, default 1/2). A group with no value has true mean m = (L + U)/2.
@@ -361,59 +304,27 @@ class GroupByMean(_GroupedColumn, CompositeQuery):
 
     kind: ClassVar[str] = "group_by_mean"
     weighable: ClassVar[bool] = True
+    title: ClassVar[str] = "mean"
+    parts: ClassVar[Parts] = (("sum", _GroupCentredSum), ("count", _GroupValidCount))
 
-    by: str
-    column: str
-    keys: tuple[Any, ...] | None = None
-    bins: Bins | None = None
-    bounds: Bounds
-    outside: str = "drop"
     split: float = 0.5
     group_bounds: GroupBounds | None = None
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
-        self._normalise_column()
-        object.__setattr__(self, "split", _shares(self.split, 2, "split")[0])
-
-    @property
-    def name(self) -> str:
-        return f"mean of {self.column} by {self.by}"
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return self.groups
-
-    def pieces(self) -> tuple[Piece, ...]:
-        common = {
-            "by": self.by,
-            "keys": self.keys,
-            "bins": self.bins,
-            "column": self.column,
-            "bounds": self.bounds,
-            "outside": self.outside,
-            "group_bounds": self.group_bounds,
-            "facts": self.facts,
-        }
-        return (
-            Piece("sum", _GroupCentredSum(**common), self.split),
-            Piece("count", _GroupValidCount(**common), 1.0 - self.split),
-        )
+        _GroupedColumn.__post_init__(self)
+        self._normalise_split()
 
     @property
     def combination(self) -> str:
         return "mean_g = (L + U)/2 + noisy centred sum_g / max(noisy count_g, 1)"
 
     def combine(self, pieces: dict[str, np.ndarray]) -> np.ndarray:
-        n = np.maximum(np.asarray(pieces["count"], dtype=float), 1.0)
-        return self.bounds.centre + np.asarray(pieces["sum"], dtype=float) / n
+        return centred_mean(self.bounds.centre, pieces)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        m = self.bounds.centre
-        sums, counts, shifts, args = self._group_sums(df, m)
-        args["rows"] = truncation.rows_in
+        sums, counts, shifts, args = self._group_sums(df, self.bounds.centre, truncation)
         pieces = {"sum": sums, "count": counts}
-        means = self.combine(pieces)
         # mean(clamped) − mean(raw) = Σ (clamped − raw)/n_g: the changes of the clipped values only.
         bias = tuple(float(b) / max(float(n), 1.0) for b, n in zip(shifts, counts, strict=True))
-        return Evaluation(means, DataReport(truncation=truncation, clipping_bias=bias, **args), pieces=pieces)
+        return Evaluation(self.combine(pieces), DataReport(clipping_bias=bias, **args), pieces=pieces)

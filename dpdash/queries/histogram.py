@@ -35,9 +35,10 @@ from dpdash.queries.base import (
     NumericQuery,
     Sensitivities,
     as_facts,
+    bounded_sensitivities,
     cell_count_report,
-    cell_sensitivities,
     column_name,
+    count_sensitivities,
     numeric_values,
     require_numeric,
     row_weights,
@@ -52,7 +53,6 @@ __all__ = [
     "Grouping",
     "Histogram",
     "cell_codes",
-    "group_sensitivities",
     "numeric_bins",
 ]
 
@@ -144,45 +144,6 @@ def _outside(value: object) -> str:
     return check.one_of(value, "outside", OUTSIDE_POLICIES)
 
 
-def group_sensitivities(
-    bounds: GroupBounds, *, substitute: bool, cells: int, magnitude: float, spread: float
-) -> Sensitivities:
-    """Sensitivities of per-cell counts or sums when a person touches at most k cells with at most m rows
-    each (``bounds``), K = ``cells``, M = ``magnitude``, R = ``spread``:
-
-    - add/remove: ℓ1 k·m·M, ℓ2 √k·m·M, per cell m·M, at most min(k, K) cells change;
-    - substitute (K ≥ 2): ℓ1 k·m·max(2M, R), ℓ2 m·max(√(2k)·M, √k·R), per cell m·R, min(2k, K) cells;
-      with one cell, m·R throughout.
-    """
-    k, m = bounds.max_groups, bounds.max_rows_per_group
-    if not substitute:
-        return Sensitivities(k * m * magnitude, math.sqrt(k) * m * magnitude, m * magnitude, min(k, cells))
-    if cells >= 2:
-        return Sensitivities(
-            k * m * max(2.0 * magnitude, spread),
-            m * max(math.sqrt(2.0 * k) * magnitude, math.sqrt(k) * spread),
-            m * spread,
-            min(2 * k, cells),
-        )
-    return Sensitivities(m * spread, m * spread, m * spread, 1 if spread > 0 else 0)
-
-
-def _count_sensitivities(facts: Facts, cells: int, bounds: GroupBounds | None = None) -> Sensitivities:
-    if bounds is not None:
-        s = group_sensitivities(bounds, substitute=facts.substitute, cells=cells, magnitude=1, spread=1)
-    else:
-        s = cell_sensitivities(
-            rows_per_person=facts.rows_per_person, substitute=facts.substitute, cells=cells, magnitude=1,
-            spread=1,
-        )  # fmt: skip
-    return Sensitivities(_whole(s.l1), _whole(s.l2), _whole(s.coordinate), s.changed_coordinates)
-
-
-def _whole(x: float) -> float:
-    """An integer-valued sensitivity as an int (counts' sensitivities are integers but for √k·m)."""
-    return int(x) if float(x).is_integer() else float(x)
-
-
 @dataclass(frozen=True, slots=True)
 class Grouping:
     """What per-group truncation needs of a query: the grouping column, its cells and the bounds."""
@@ -220,15 +181,9 @@ class GroupBounded:
 
     def _bounded(self, *, cells: int, magnitude: float, spread: float) -> Sensitivities:
         """The cells' sensitivities under the per-group bounds when declared, else under c."""
-        if self.group_bounds is not None:
-            return group_sensitivities(
-                self.group_bounds, substitute=self.facts.substitute, cells=cells, magnitude=magnitude,
-                spread=spread,
-            )  # fmt: skip
-        return cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person, substitute=self.facts.substitute, cells=cells,
-            magnitude=magnitude, spread=spread,
-        )  # fmt: skip
+        return bounded_sensitivities(
+            self.facts, cells=cells, magnitude=magnitude, spread=spread, group_bounds=self.group_bounds
+        )
 
     def _truncate(self, df: pd.DataFrame) -> tuple[pd.DataFrame, Truncation]:
         grouping = self.grouping
@@ -342,7 +297,7 @@ class Histogram(GroupBounded, NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.labels), self.group_bounds)
+        return count_sensitivities(self.facts, len(self.labels), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         cells = cell_codes(df[self.column], categories=self.categories, bins=self.bins, outside=self.outside)
@@ -435,7 +390,7 @@ class ContingencyTable(NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        return _count_sensitivities(self.facts, len(self.labels))
+        return count_sensitivities(self.facts, len(self.labels))
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         first = cell_codes(df[self.columns[0]], categories=self.categories[0], outside=self.outside)

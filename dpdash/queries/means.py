@@ -4,7 +4,7 @@ sums of values or squares) that are combined after the noise, with the ε shared
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,7 +12,7 @@ import pandas as pd
 
 from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
-from dpdash.facts import Bounds, Facts, Truncation
+from dpdash.facts import Facts, Truncation
 from dpdash.queries.base import (
     CompositeQuery,
     DataReport,
@@ -21,14 +21,25 @@ from dpdash.queries.base import (
     Piece,
     Sensitivities,
     as_facts,
-    cell_sensitivities,
     column_name,
-    require_numeric,
+    count_sensitivities,
     row_weights,
 )
-from dpdash.queries.sums import Clamped, _bias, _CentredSquares, _CentredSum, clamp_column, clipping_shift
+from dpdash.queries.sums import (
+    BoundedColumn,
+    Clamped,
+    _bias,
+    _CentredSquares,
+    _CentredSum,
+    clamp_column,
+    clipping_shift,
+    column_report,
+)
 
-__all__ = ["Mean", "Variance"]
+__all__ = ["Mean", "Parts", "SplitComposite", "Variance", "centred_mean"]
+
+#: The pieces of a composite query: each one's name and spec type.
+Parts = tuple[tuple[str, type[NumericQuery]], ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,14 +70,7 @@ class _ValidCount(NumericQuery):
 
     @property
     def sensitivities(self) -> Sensitivities:
-        s = cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person,
-            substitute=self.facts.substitute,
-            cells=1,
-            magnitude=1,
-            spread=1,
-        )
-        return Sensitivities(int(s.l1), int(s.l2), int(s.coordinate), s.changed_coordinates)
+        return count_sensitivities(self.facts, 1)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         present = df[self.column].notna().to_numpy()
@@ -95,32 +99,56 @@ def _shares(split: Any, count: int, name: str) -> tuple[float, ...]:
     return values
 
 
-class _CompositeColumn(CompositeQuery):
+def centred_mean(centre: float, pieces: dict[str, np.ndarray]) -> np.ndarray:
+    """m + S/max(N, 1) from the (noisy or true) centred sums S and counts N, coordinate by coordinate."""
+    s = np.asarray(pieces["sum"], dtype=float)
+    n = np.maximum(np.asarray(pieces["count"], dtype=float), 1.0)
+    return centre + s / n
+
+
+class SplitComposite(CompositeQuery):
+    """A composite query whose pieces (``parts``: each one's name and spec type) are built on its own
+    fields and share ε (and δ) by ``split``: the first piece's share when there are two pieces (the
+    second gets the rest), else one share per piece."""
+
     __slots__ = ()
 
-    column: str
-    bounds: Bounds
+    parts: ClassVar[Parts]
+    split: Any
 
-    def required_columns(self) -> tuple[str, ...]:
-        return (self.column,)
+    def _normalise_split(self) -> None:
+        shares = _shares(self.split, len(self.parts), "split")
+        object.__setattr__(self, "split", shares[0] if len(shares) == 2 else shares)
 
-    def _check_types(self, df: pd.DataFrame) -> None:
-        require_numeric(df, self.column, self)
+    @property
+    def shares(self) -> tuple[float, ...]:
+        """Each piece's share of the budget."""
+        return (self.split, 1.0 - self.split) if len(self.parts) == 2 else self.split
+
+    def pieces(self) -> tuple[Piece, ...]:
+        shares = zip(self.parts, self.shares, strict=True)
+        return tuple(Piece(name, self._on_own_fields(spec), share) for (name, spec), share in shares)
+
+    def _on_own_fields(self, spec: type[NumericQuery]) -> NumericQuery:
+        """A piece of type ``spec`` on this query's values of the fields it has (column, bounds, groups,
+        facts)."""
+        return spec(**{f.name: getattr(self, f.name) for f in fields(spec) if f.init})
+
+
+class _CompositeColumn(BoundedColumn, SplitComposite):
+    """A statistic of one clamped column from noisy pieces; its bias is that of the statistic."""
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        BoundedColumn.__post_init__(self)
+        self._normalise_split()
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         pieces = {p.name: p.query._evaluate(df, truncation).values for p in self.pieces()}
         data = clamp_column(df, self.column, self.bounds)
         value = float(self.combine(pieces)[0])
-        report = DataReport(
-            rows=truncation.rows_in,
-            rows_used=int(data.values.size),
-            truncation=truncation,
-            missing=data.missing,
-            clipped_below=data.below,
-            clipped_above=data.above,
-            clipping_bias=(self._clipping_bias(data),),
-            notes=(f"missing values of {self.column!r} are dropped",) if data.missing else (),
-        )
+        report = column_report(truncation, data, self._clipping_bias(data), self.column)
         return Evaluation(np.array([value]), report, pieces=pieces)
 
     def _clipping_bias(self, data: Clamped) -> float:
@@ -158,40 +186,18 @@ class Mean(_CompositeColumn):
 
     kind: ClassVar[str] = "mean"
     weighable: ClassVar[bool] = True
+    title: ClassVar[str] = "mean"
+    parts: ClassVar[Parts] = (("sum", _CentredSum), ("count", _ValidCount))
 
-    column: str
-    bounds: Bounds
     split: float = 0.5
     facts: Facts = field(default_factory=Facts)
-
-    def __post_init__(self) -> None:
-        column_name(self.column, "column")
-        object.__setattr__(self, "bounds", Bounds.of(self.bounds, self.column))
-        object.__setattr__(self, "facts", as_facts(self.facts))
-        object.__setattr__(self, "split", _shares(self.split, 2, "split")[0])
-
-    @property
-    def name(self) -> str:
-        return f"mean of {self.column}"
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return (f"mean of {self.column}",)
-
-    def pieces(self) -> tuple[Piece, ...]:
-        return (
-            Piece("sum", _CentredSum(column=self.column, bounds=self.bounds, facts=self.facts), self.split),
-            Piece("count", _ValidCount(column=self.column, facts=self.facts), 1.0 - self.split),
-        )
 
     @property
     def combination(self) -> str:
         return "mean = (L + U)/2 + noisy centred sum / max(noisy count, 1)"
 
     def combine(self, pieces: dict[str, np.ndarray]) -> np.ndarray:
-        s = np.asarray(pieces["sum"], dtype=float)
-        n = np.maximum(np.asarray(pieces["count"], dtype=float), 1.0)
-        return self.bounds.centre + s / n
+        return centred_mean(self.bounds.centre, pieces)
 
     def _clipping_bias(self, data: Clamped) -> float:
         """Σ(clamped − raw)/n over the n values (weighted: Σ w·(clamped − raw)/Σ w): the changes of the
@@ -224,33 +230,11 @@ class Variance(_CompositeColumn):
     """
 
     kind: ClassVar[str] = "variance"
+    title: ClassVar[str] = "variance"
+    parts: ClassVar[Parts] = (("sum", _CentredSum), ("squares", _CentredSquares), ("count", _ValidCount))
 
-    column: str
-    bounds: Bounds
     split: tuple[float, float, float] = (1 / 3, 1 / 3, 1 / 3)
     facts: Facts = field(default_factory=Facts)
-
-    def __post_init__(self) -> None:
-        column_name(self.column, "column")
-        object.__setattr__(self, "bounds", Bounds.of(self.bounds, self.column))
-        object.__setattr__(self, "facts", as_facts(self.facts))
-        object.__setattr__(self, "split", _shares(self.split, 3, "split"))
-
-    @property
-    def name(self) -> str:
-        return f"variance of {self.column}"
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return (f"variance of {self.column}",)
-
-    def pieces(self) -> tuple[Piece, ...]:
-        common = {"column": self.column, "bounds": self.bounds, "facts": self.facts}
-        return (
-            Piece("sum", _CentredSum(**common), self.split[0]),
-            Piece("squares", _CentredSquares(**common), self.split[1]),
-            Piece("count", _ValidCount(column=self.column, facts=self.facts), self.split[2]),
-        )
 
     @property
     def combination(self) -> str:

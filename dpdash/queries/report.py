@@ -1,6 +1,6 @@
 """What evaluating a query gives (NOT PRIVATE): ``Evaluation``, the true values with the data owner's
 ``DataReport`` (rows read, dropped, clipped, missing), and the sensitivities a query states for a release
-(``Sensitivities``, per cell for histograms)."""
+(``Sensitivities``, per cell for histograms, under c rows per person or per-group bounds)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpdash.facts import Truncation
+from dpdash.facts import Facts, GroupBounds, Truncation
 
 __all__ = [
     "NOT_PRIVATE",
     "DataReport",
     "Evaluation",
     "Sensitivities",
+    "bounded_sensitivities",
     "cell_count_report",
     "cell_sensitivities",
+    "count_sensitivities",
+    "group_sensitivities",
 ]
 
 
@@ -28,12 +31,24 @@ NOT_PRIVATE = "NOT PRIVATE: computed from the raw data, for the data owner's eye
 
 @dataclass(frozen=True, slots=True)
 class Sensitivities:
-    """ℓ1, ℓ2 and per-coordinate sensitivities, and how many coordinates one person can change."""
+    """How far one person can move a query's answer, in the norms the mechanisms read.
+
+    Attributes:
+        l1, l2: Δ₁ and Δ₂, the largest ‖f(x) − f(x′)‖ over neighbours x, x′ (integers for counts).
+        coordinate: Δ∞, the largest change of one coordinate.
+        changed_coordinates: the largest number of coordinates one person can change.
+    """
 
     l1: float
     l2: float
     coordinate: float
     changed_coordinates: int
+
+    def whole(self) -> Sensitivities:
+        """The same sensitivities with the integer-valued ones as ints (counts state 1, not 1.0; √k·m stays
+        a float)."""
+        whole = (_whole(self.l1), _whole(self.l2), _whole(self.coordinate))
+        return Sensitivities(*whole, self.changed_coordinates)
 
 
 def cell_sensitivities(
@@ -51,6 +66,55 @@ def cell_sensitivities(
             min(2 * c, cells),
         )
     return Sensitivities(c * spread, c * spread, c * spread, 1 if spread > 0 else 0)
+
+
+def group_sensitivities(
+    bounds: GroupBounds, *, substitute: bool, cells: int, magnitude: float, spread: float
+) -> Sensitivities:
+    """Sensitivities of per-cell counts or sums when a person touches at most k cells with at most m rows
+    each (``bounds``), K = ``cells``, M = ``magnitude``, R = ``spread``:
+
+    - add/remove: ℓ1 k·m·M, ℓ2 √k·m·M, per cell m·M, at most min(k, K) cells change;
+    - substitute (K ≥ 2): ℓ1 k·m·max(2M, R), ℓ2 m·max(√(2k)·M, √k·R), per cell m·R, min(2k, K) cells;
+      with one cell, m·R throughout.
+    """
+    k, m = bounds.max_groups, bounds.max_rows_per_group
+    if not substitute:
+        return Sensitivities(k * m * magnitude, math.sqrt(k) * m * magnitude, m * magnitude, min(k, cells))
+    if cells >= 2:
+        return Sensitivities(
+            k * m * max(2.0 * magnitude, spread),
+            m * max(math.sqrt(2.0 * k) * magnitude, math.sqrt(k) * spread),
+            m * spread,
+            min(2 * k, cells),
+        )
+    return Sensitivities(m * spread, m * spread, m * spread, 1 if spread > 0 else 0)
+
+
+def bounded_sensitivities(
+    facts: Facts, *, cells: int, magnitude: float, spread: float, group_bounds: GroupBounds | None = None
+) -> Sensitivities:
+    """The sensitivities of K = ``cells`` counts or sums whose rows each add a value of magnitude at most M
+    (``magnitude``) and spread R (``spread``): under the per-group bounds (k, m) when declared
+    (``group_sensitivities``), else under c rows per person (``cell_sensitivities``)."""
+    if group_bounds is not None:
+        return group_sensitivities(
+            group_bounds, substitute=facts.substitute, cells=cells, magnitude=magnitude, spread=spread
+        )
+    return cell_sensitivities(
+        rows_per_person=facts.rows_per_person, substitute=facts.substitute, cells=cells, magnitude=magnitude,
+        spread=spread,
+    )  # fmt: skip
+
+
+def count_sensitivities(
+    facts: Facts, cells: int, group_bounds: GroupBounds | None = None, *, spread: int = 1
+) -> Sensitivities:
+    """Counts over K = ``cells`` cells: each row counts 1 in one cell or none (M = 1, R = ``spread``; R = 0
+    for a count of every row under substitute, whose value is public), as integers where they are."""
+    return bounded_sensitivities(
+        facts, cells=cells, magnitude=1, spread=spread, group_bounds=group_bounds
+    ).whole()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,3 +225,8 @@ class Evaluation:
 
 def _json_float(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
+
+
+def _whole(x: float) -> float:
+    """An integer-valued sensitivity as an int (counts' sensitivities are integers but for √k·m)."""
+    return int(x) if float(x).is_integer() else float(x)

@@ -30,9 +30,10 @@ from dpdash.queries.base import (
     DataReport,
     Evaluation,
     NumericQuery,
+    Query,
     Sensitivities,
     as_facts,
-    cell_sensitivities,
+    bounded_sensitivities,
     column_name,
     is_integer_column,
     numeric_values,
@@ -40,7 +41,19 @@ from dpdash.queries.base import (
     row_weights,
 )
 
-__all__ = ["Sum"]
+__all__ = [
+    "CENTRED_SQUARES",
+    "CENTRED_SUM",
+    "SUM",
+    "BoundedColumn",
+    "Clamped",
+    "ColumnSum",
+    "Sum",
+    "Summand",
+    "clamp_column",
+    "clipping_shift",
+    "column_report",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +95,20 @@ def clamp_column(df: pd.DataFrame, column: str, bounds: Bounds) -> Clamped:
     )
 
 
+def column_report(truncation: Truncation, data: Clamped, bias: float, column: str) -> DataReport:
+    """The owner report of a statistic of one clamped column: missing values, clipping and its bias."""
+    return DataReport(
+        rows=truncation.rows_in,
+        rows_used=int(data.values.size),
+        truncation=truncation,
+        missing=data.missing,
+        clipped_below=data.below,
+        clipped_above=data.above,
+        clipping_bias=(bias,),
+        notes=(f"missing values of {column!r} are dropped",) if data.missing else (),
+    )
+
+
 def _bias(clamped: float, raw: float) -> float:
     with np.errstate(invalid="ignore"):
         value = clamped - raw
@@ -108,18 +135,89 @@ def clipping_shift(raw: np.ndarray, clamped: np.ndarray, weights: np.ndarray | N
     return math.fsum(changes.tolist())
 
 
-class _ColumnQuery(NumericQuery):
-    """A numeric query over one clamped column: ``column``, ``bounds``, ``facts`` fields."""
+@dataclass(frozen=True, slots=True)
+class Summand:
+    """What one row adds to a column sum, from its value clamped into [L, U] (0 when it is missing):
+    x itself, x − m with m = (L + U)/2, or (x − m)² (``centred``, ``squared``).
 
-    __slots__ = ()
+    Its range [a, b] fixes the sensitivities (``dpdash.queries.base``): M = max(|a|, |b|) and
+    R = max(b, 0) − min(a, 0). For x, [a, b] = [L, U]; for x − m, [−h, h] with h = (U − L)/2, so M = h
+    and R = 2h; for (x − m)², [0, h²], so M = R = h².
+
+    >>> CENTRED_SUM.extent(Bounds(0, 100)), CENTRED_SQUARES.extent(Bounds(0, 100))
+    ((50.0, 100.0), (2500.0, 2500.0))
+    """
+
+    title: str
+    centred: bool = False
+    squared: bool = False
+
+    def centre(self, bounds: Bounds) -> float:
+        """The m subtracted from each value: (L + U)/2 when centred, else 0."""
+        return bounds.centre if self.centred else 0.0
+
+    def of(self, values: np.ndarray, bounds: Bounds) -> np.ndarray:
+        """Each row's term from its (clamped or raw) value."""
+        terms = values - bounds.centre if self.centred else values
+        return terms**2 if self.squared else terms
+
+    def range(self, bounds: Bounds) -> tuple[float, float]:
+        """[a, b]: the terms a clamped value can give (a = 0 for a square, which 0 for a missing value
+        reaches anyway)."""
+        if self.centred:
+            low, high = -bounds.half_width, bounds.half_width
+        else:
+            low, high = bounds.lower, bounds.upper
+        if self.squared:
+            return 0.0, max(abs(low), abs(high)) ** 2
+        return low, high
+
+    def extent(self, bounds: Bounds) -> tuple[float, float]:
+        """(M, R) = (max(|a|, |b|), max(b, 0) − min(a, 0)) of the range [a, b]."""
+        low, high = self.range(bounds)
+        return max(abs(low), abs(high)), max(high, 0.0) - min(low, 0.0)
+
+    def shift(self, data: Clamped, bounds: Bounds) -> float:
+        """The clipping bias of the sum, Σ (term(clamped) − term(raw)) over the values clamping moved. For
+        x and x − m that is Σ (clamped − raw), summed as such (no rounding of the centring)."""
+        if not self.squared:
+            return clipping_shift(data.raw, data.values, data.weights)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return clipping_shift(self.of(data.raw, bounds), self.of(data.values, bounds), data.weights)
+
+    def is_integer_valued(self, bounds: Bounds) -> bool:
+        """Whether integer values give integer terms: integer bounds (and an integer centre when centred)."""
+        return bounds.is_integer and (not self.centred or bounds.centre.is_integer())
+
+
+#: The summands of the column sums: Σ clamp(x), Σ (clamp(x) − m) and Σ (clamp(x) − m)².
+SUM = Summand("sum")
+CENTRED_SUM = Summand("centred sum", centred=True)
+CENTRED_SQUARES = Summand("centred sum of squares", centred=True, squared=True)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoundedColumn(Query):
+    """A query over one numeric column clamped into public bounds: ``column`` and ``bounds`` (the query
+    adds its own fields, then ``facts``); its name is "<title> of <column>", its one label the same."""
+
+    title: ClassVar[str]
 
     column: str
     bounds: Bounds
 
-    def _normalise(self) -> None:
+    def __post_init__(self) -> None:
         column_name(self.column, "column")
         object.__setattr__(self, "bounds", Bounds.of(self.bounds, self.column))
         object.__setattr__(self, "facts", as_facts(self.facts))
+
+    @property
+    def name(self) -> str:
+        return f"{self.title} of {self.column}"
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return (self.name,)
 
     def required_columns(self) -> tuple[str, ...]:
         return (self.column,)
@@ -127,17 +225,45 @@ class _ColumnQuery(NumericQuery):
     def _check_types(self, df: pd.DataFrame) -> None:
         require_numeric(df, self.column, self)
 
-    def _report(self, truncation: Truncation, data: Clamped, bias: float) -> DataReport:
-        return DataReport(
-            rows=truncation.rows_in,
-            rows_used=int(data.values.size),
-            truncation=truncation,
-            missing=data.missing,
-            clipped_below=data.below,
-            clipped_above=data.above,
-            clipping_bias=(bias,),
-            notes=(f"missing values of {self.column!r} are dropped",) if data.missing else (),
-        )
+
+class ColumnSum(NumericQuery):
+    """A sum per cell (one cell, or one per group) of a ``summand`` of the clamped values of ``column``:
+    its title, sensitivities and integrality are the summand's."""
+
+    __slots__ = ()
+
+    summand: ClassVar[Summand]
+    column: str
+    bounds: Bounds
+
+    @property
+    def title(self) -> str:
+        return self.summand.title
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        magnitude, spread = self.summand.extent(self.bounds)
+        return self._bounded(cells=len(self.labels), magnitude=magnitude, spread=spread)
+
+    def _bounded(self, *, cells: int, magnitude: float, spread: float) -> Sensitivities:
+        """The cells' sensitivities under c rows per person (per-group bounds override this)."""
+        return bounded_sensitivities(self.facts, cells=cells, magnitude=magnitude, spread=spread)
+
+    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
+        return self.summand.is_integer_valued(self.bounds) and is_integer_column(df, self.column)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ColumnQuery(BoundedColumn, ColumnSum):
+    """Σ summand(clamp(x)) over the non-missing values of ``column``."""
+
+    facts: Facts = field(default_factory=Facts)
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        data = clamp_column(df, self.column, self.bounds)
+        total = data.total(self.summand.of(data.values, self.bounds))
+        bias = self.summand.shift(data, self.bounds)
+        return Evaluation(np.array([total]), column_report(truncation, data, bias, self.column))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,40 +285,7 @@ class Sum(_ColumnQuery):
 
     kind: ClassVar[str] = "sum"
     weighable: ClassVar[bool] = True
-
-    column: str
-    bounds: Bounds
-    facts: Facts = field(default_factory=Facts)
-
-    def __post_init__(self) -> None:
-        self._normalise()
-
-    @property
-    def name(self) -> str:
-        return f"sum of {self.column}"
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return (f"sum of {self.column}",)
-
-    @property
-    def sensitivities(self) -> Sensitivities:
-        return cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person,
-            substitute=self.facts.substitute,
-            cells=1,
-            magnitude=self.bounds.magnitude,
-            spread=self.bounds.spread,
-        )
-
-    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
-        return self.bounds.is_integer and is_integer_column(df, self.column)
-
-    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        data = clamp_column(df, self.column, self.bounds)
-        total = data.total(data.values)
-        bias = clipping_shift(data.raw, data.values, data.weights)
-        return Evaluation(np.array([total]), self._report(truncation, data, bias))
+    summand: ClassVar[Summand] = SUM
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,44 +295,7 @@ class _CentredSum(_ColumnQuery):
 
     kind: ClassVar[str] = "centred_sum"
     weighable: ClassVar[bool] = True
-
-    column: str
-    bounds: Bounds
-    facts: Facts = field(default_factory=Facts)
-
-    def __post_init__(self) -> None:
-        self._normalise()
-
-    @property
-    def name(self) -> str:
-        return f"centred sum of {self.column}"
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return (f"centred sum of {self.column}",)
-
-    @property
-    def sensitivities(self) -> Sensitivities:
-        h = self.bounds.half_width
-        return cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person,
-            substitute=self.facts.substitute,
-            cells=1,
-            magnitude=h,
-            spread=2.0 * h,
-        )
-
-    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
-        return (
-            self.bounds.is_integer and self.bounds.centre.is_integer() and is_integer_column(df, self.column)
-        )
-
-    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        data = clamp_column(df, self.column, self.bounds)
-        m = self.bounds.centre
-        total = data.total(data.values - m)
-        bias = clipping_shift(data.raw, data.values, data.weights)
-        return Evaluation(np.array([total]), self._report(truncation, data, bias))
+    summand: ClassVar[Summand] = CENTRED_SUM
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,44 +303,4 @@ class _CentredSquares(_ColumnQuery):
     """Σ (clamp(x) − m)²: values in [0, h²], or 0 when missing. Sensitivity c·h² under both relations."""
 
     kind: ClassVar[str] = "centred_squares"
-
-    column: str
-    bounds: Bounds
-    facts: Facts = field(default_factory=Facts)
-
-    def __post_init__(self) -> None:
-        self._normalise()
-
-    @property
-    def name(self) -> str:
-        return f"centred sum of squares of {self.column}"
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return (f"centred sum of squares of {self.column}",)
-
-    @property
-    def sensitivities(self) -> Sensitivities:
-        h2 = self.bounds.half_width**2
-        return cell_sensitivities(
-            rows_per_person=self.facts.rows_per_person,
-            substitute=self.facts.substitute,
-            cells=1,
-            magnitude=h2,
-            spread=h2,
-        )
-
-    def is_integer_valued(self, df: pd.DataFrame | None = None) -> bool:
-        return (
-            self.bounds.is_integer and self.bounds.centre.is_integer() and is_integer_column(df, self.column)
-        )
-
-    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        data = clamp_column(df, self.column, self.bounds)
-        m = self.bounds.centre
-        total = float(((data.values - m) ** 2).sum())
-        with np.errstate(invalid="ignore", over="ignore"):
-            bias = clipping_shift((data.raw - m) ** 2, (data.values - m) ** 2)
-        return Evaluation(np.array([total]), self._report(truncation, data, bias))
-
-
+    summand: ClassVar[Summand] = CENTRED_SQUARES

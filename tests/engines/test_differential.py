@@ -30,6 +30,7 @@ from dpdash.queries import (
     Where,
 )
 from dpdash.queries.base import _REGISTRY
+from dpdash.queries.groupby import _GroupCentredSum
 from dpdash.queries.histogram import numeric_bins
 from dpdash.queries.sums import _CentredSquares
 from tests.engines.compare import check, same_evaluation
@@ -90,6 +91,7 @@ def queries(facts: Facts, grouped: bool = False) -> list:
         GroupByCount(by=AGE, bins=bins, facts=facts),
         GroupBySum(by=REGION, column=INCOME, keys=CATEGORIES, bounds=bounds, facts=facts),
         GroupBySum(by=AGE, column=INCOME, bins=bins, bounds=bounds, outside="other", facts=facts),
+        _GroupCentredSum(by=AGE, column=INCOME, bins=bins, bounds=(10, 80), facts=facts),
         GroupByMean(by=REGION, column=INCOME, keys=CATEGORIES, bounds=bounds, outside="other", facts=facts),
         *(grouped_queries(facts) if grouped and facts.id_column is not None else []),
     ]
