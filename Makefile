@@ -66,8 +66,8 @@ chromium: debian
 
 # --- checks ------------------------------------------------------------------
 
-# Tests without a browser run on every core (pytest-xdist; the PostgreSQL and Spark tests share one worker,
-# so one cluster and one Spark session start). The browser tests then run one at a time: each drives a
+# Tests without a browser run on every core (pytest-xdist; the Spark tests keep to one worker and the
+# PostgreSQL tests to one, so one Spark session and one cluster start). The browser tests then run one at a time: each drives a
 # Streamlit server and Chromium, and their waits are set for a machine that is not running other tests.
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 PARALLEL := -n $(WORKERS) --dist loadgroup

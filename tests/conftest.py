@@ -33,14 +33,15 @@ def _servers(item: pytest.Item) -> list[str]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs a PostgreSQL server or a Spark session, so that ``make check`` can leave
-    them out; and put them all in one group, so that a parallel run (``-n 2 --dist loadgroup``) starts one
-    cluster and one Spark session, on one worker, rather than one of each per worker."""
+    them out; and give each server's tests one group, so that a parallel run (``-n 2 --dist loadgroup``)
+    starts one Spark session, on one worker, and the PostgreSQL cluster on one worker (the few tests that
+    need both go with Spark), while the two groups run side by side."""
     for item in items:
         servers = _servers(item)
         for server in servers:
             item.add_marker(getattr(pytest.mark, server))
         if servers:
-            item.add_marker(pytest.mark.xdist_group("servers"))
+            item.add_marker(pytest.mark.xdist_group("spark" if "spark" in servers else "postgres"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -81,6 +82,8 @@ def spark() -> Iterator[Any]:
             "spark.sql.shuffle.partitions": "2",
             "spark.sql.adaptive.enabled": "false",  # tiny tables: no re-planning between stages
             "spark.default.parallelism": "2",
+            "spark.sql.codegen.wholeStage": "false",  # tiny tables: compiling a plan costs more than it saves
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
             "spark.sql.warehouse.dir": str(scratch / "warehouse"),
             "spark.local.dir": str(scratch / "local"),
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={scratch / 'derby'}",

@@ -1,11 +1,13 @@
-"""Real browser: every page's URL, opened as the first request of a freshly started server, runs through
-app.py (issue 14, the design card's layout).
+"""A real server: every page's URL, opened as the first request of a freshly started server, runs through
+app.py (issue 14, the design card's layout), also with four bookmarks opened at once (issue 26).
 
 Until ``st.navigation`` has run once in the server process, Streamlit runs a ``pages/`` folder beside the
 main script on its own (its v1 multipage discovery): the first request for ``/budget`` would show
 Streamlit's file list ("app", "audit", "budget", ...) and no dpdash sidebar. Each page's guard
-(``ui/shell.py``) hands that run to app.py. Here one new server per URL, all started side by side, each
-with its own empty ledger and workspace, is asked for its URL first.
+(``ui/shell.py``) hands that run to app.py. Here ten new servers, started side by side, each with its own
+empty ledger and workspace, are each asked for four pages, each page first on at least one server. The
+sessions speak the websocket protocol a browser tab speaks (``ws_client``); what a browser draws of the
+shell is checked by the walks of ``test_browser.py`` and ``test_browser_a11y.py``.
 """
 
 from __future__ import annotations
@@ -13,26 +15,16 @@ from __future__ import annotations
 import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import expect
 
 from tests.app import ws_client
 from tests.app.conftest import REPO_ROOT, NavPage, app_pages, stop_process
-
-if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Locator, Page
-
-    from tests.app.conftest import StreamlitServer
 
 pytestmark = pytest.mark.browser
 
 SHELL_CAPTION = "dpdash · differential-privacy budget explorer"
 HOME_HEADING = "dpdash"  # the Home page's title; every other page's title is its navigation title
-# A fresh server's first page loads the 100 000-row example while eight other servers do the same.
-FIRST_LOAD_TIMEOUT_S = 90.0
 
 
 PAGES = app_pages()  # what app.py gives st.navigation
@@ -43,68 +35,6 @@ def test_app_pages_cover_every_file_in_pages() -> None:
         f"pages/{path.name}" for path in (REPO_ROOT / "pages").glob("*.py")
     )
     assert [p.url_path for p in PAGES].count("") == 1
-
-
-def _title(tab: Page, nav_page: NavPage) -> Locator:
-    """The page's own title (its level-1 heading) in the main area."""
-    name = HOME_HEADING if nav_page.url_path == "" else nav_page.title
-    return tab.get_by_test_id("stMain").get_by_role("heading", name=name, exact=True, level=1)
-
-
-def _shell_drawn(tab: Page, nav_page: NavPage) -> bool:
-    """Without waiting: the page's title and the shell's sidebar caption are both on screen."""
-    caption = tab.get_by_test_id("stSidebar").get_by_text(SHELL_CAPTION)
-    return _title(tab, nav_page).is_visible() and caption.is_visible()
-
-
-def check_shell(tab: Page, nav_page: NavPage) -> None:
-    """The page's title, inside app.py's shell: the sidebar's caption and dpdash's navigation."""
-    where = f"/{nav_page.url_path}"
-    expect(_title(tab, nav_page), where).to_be_visible()
-    expect(tab.get_by_test_id("stSidebar").get_by_text(SHELL_CAPTION), where).to_be_visible()
-    # dpdash's navigation, by title, and nothing else: Streamlit's v1 list names the files ("app", "audit").
-    nav = tab.get_by_test_id("stSidebarNav")
-    expect(nav.get_by_role("link"), where).to_have_text([p.title for p in PAGES])
-    expect(tab.get_by_role("link", name="app", exact=True), where).to_have_count(0)
-    here = nav.get_by_role("link", name=nav_page.title, exact=True)
-    expect(here, where).to_have_attribute("aria-current", "page")
-    assert tab.get_by_test_id("stException").count() == 0, where
-
-
-def test_every_page_url_opened_first_on_a_fresh_server_runs_through_app_py(
-    browser: Browser, fresh_servers
-) -> None:
-    started = time.monotonic()
-    servers = fresh_servers(len(PAGES))
-    startup_s = time.monotonic() - started
-    outside: list[str] = []
-    pending: dict[int, tuple[Page, StreamlitServer, NavPage]] = {}
-    for index, (server, nav_page) in enumerate(zip(servers, PAGES, strict=True)):
-        tab = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
-        own_host = urlsplit(server.url).netloc
-        tab.on("request", lambda r, h=own_host: urlsplit(r.url).netloc != h and outside.append(r.url))
-        tab.goto(f"{server.url}/{nav_page.url_path}")  # the server's very first request
-        pending[index] = (tab, server, nav_page)
-    try:
-        # Check each page as soon as it is drawn and stop its server at once: the CPU goes to the servers
-        # still loading. A page whose shell never shows is checked (and fails) after the deadline.
-        deadline = time.monotonic() + FIRST_LOAD_TIMEOUT_S
-        while pending and time.monotonic() < deadline:
-            for index, (tab, server, nav_page) in list(pending.items()):
-                if _shell_drawn(tab, nav_page):
-                    check_shell(tab, nav_page)
-                    tab.context.close()
-                    stop_process(server.process)
-                    del pending[index]
-            time.sleep(0.2)
-        for tab, _, nav_page in pending.values():
-            check_shell(tab, nav_page)
-        assert outside == []
-    finally:
-        for tab, _, _ in pending.values():
-            tab.context.close()
-    print(f"\n{len(PAGES)} fresh servers: started in {startup_s:.1f} s, "
-          f"all first pages checked after {time.monotonic() - started:.1f} s")  # fmt: skip
 
 
 STRESS_SERVERS = 10
@@ -166,6 +96,8 @@ def test_four_first_requests_at_once_on_ten_fresh_servers_never_see_a_half_impor
     one got a module half-initialised ("cannot import name 'visible_pages' from 'ui.access'"; 17 of 24
     servers failed every first request). The sessions speak the websocket protocol as a tab does
     (``ws_client``) without drawing the page: what matters is the script runs, four at once."""
+    firsts = {PAGES[number % len(PAGES)].url_path for number in range(STRESS_SERVERS)}
+    assert firsts == {page.url_path for page in PAGES}  # every page is a fresh server's very first request
     servers = fresh_servers(STRESS_SERVERS)
     failures: list[str] = []
     for number, server in enumerate(servers):

@@ -141,16 +141,16 @@ def test_the_owner_sample_and_engine_failures(df: pd.DataFrame, tmp_path: Path) 
 
 @pytest.mark.slow
 def test_a_truncation_larger_than_the_memory_limit_spills_to_disk(tmp_path: Path) -> None:
-    rows = 3_000_000
+    rows = 1_000_000
     rng = np.random.default_rng(2)
     df = pd.DataFrame({"pid": rng.integers(0, rows // 4, rows), "x": rng.normal(0, 1, rows)})
     df.to_parquet(tmp_path / "big.parquet", index=False)
     query = Sum(column="x", bounds=(-1, 1), facts=Facts(rows_per_person=2, id_column="pid"))
-    no_disk = open_files(tmp_path / "big.parquet", config=EngineConfig(memory_limit="48MB", threads=1))
+    no_disk = open_files(tmp_path / "big.parquet", config=EngineConfig(memory_limit="32MB", threads=1))
     no_disk.backend.raw_sql("SET max_temp_directory_size='0KiB'")
-    with pytest.raises(ParameterError, match="Out of Memory"):  # it does not fit in 48 MB ...
+    with pytest.raises(ParameterError, match="Out of Memory"):  # it does not fit in 32 MB ...
         evaluate(query, no_disk)
-    config = EngineConfig(memory_limit="48MB", temp_directory=tmp_path / "spill", threads=1)
+    config = EngineConfig(memory_limit="32MB", temp_directory=tmp_path / "spill", threads=1)
     spilled = evaluate(query, open_files(tmp_path / "big.parquet", config=config))  # ... but spills
     assert spilled.values[0] == pytest.approx(query.evaluate(df).values[0], rel=1e-9)
 
