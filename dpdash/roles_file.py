@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dpdash.access import User
+    from dpdash.people import User
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass

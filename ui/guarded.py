@@ -10,7 +10,7 @@ from ui.ledger_session import ledger, ledger_session
 from ui.roles import acting_user, check, dataset_ref
 
 if TYPE_CHECKING:
-    from ui.state import ActiveTable
+    from ui.active_table import ActiveTable
 import streamlit as st
 
 from dpdash.access import Action

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ui.state import ActiveTable
+    from ui.active_table import ActiveTable
 import dataclasses
 
 import streamlit as st

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ui.ledger_session import ledger
 
 if TYPE_CHECKING:
-    from ui.state import ActiveTable
+    from ui.active_table import ActiveTable
 from dpdash.access import Action, DatasetRef, Role
 from ui import auth
 

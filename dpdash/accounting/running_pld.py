@@ -4,18 +4,11 @@ check from δ at the budget's ε, and the folds of recent releases into the base
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from dpdash.accounting.pld_tails import _Tails
-from dpdash.accounting.running_tallies import _Tally
-
-if TYPE_CHECKING:
-    from dpdash.accounting.running_state import _Path
 import dataclasses
 import math
 import threading
 from collections import Counter
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from scipy import signal
@@ -37,6 +30,8 @@ from dpdash.accounting.pld import (
     chernoff_window,
     log_mgf,
 )
+from dpdash.accounting.pld_tails import _Tails
+from dpdash.accounting.running_tallies import _Tally
 
 __all__ = [
     "BACKGROUND_FOLDS",
@@ -135,6 +130,13 @@ class _Loss:
     def pmf(self) -> _Pmf:
         finite = math.log1p(-self.infinity) + self.log_keep if self.infinity < 1.0 else -math.inf
         return _Pmf(self.lower, self.probs, min(1.0, -math.expm1(finite) + self.dropped))
+
+
+class _Path(Protocol):
+    """What is read here of a worst-case path (``running_state._Path``, which keeps this module's state):
+    its settings with their counts."""
+
+    counts: Counter[PrivacyEvent]
 
 
 class _PLDTally(_Tally):
