@@ -71,9 +71,10 @@ def test_integer_ids_in_postgres(server: PostgresServer) -> None:
     agrees(server, integer_ids(12), "integer ids", Facts(rows_per_person=2, id_column=ID), grouped=True)
 
 
-@pytest.mark.parametrize("ids", ID_KINDS)
+@pytest.mark.parametrize("ids", [kind for kind in ID_KINDS if kind != "small"])
 def test_truncation_keeps_a_uniform_choice_in_postgres(server: PostgresServer, ids: str) -> None:
-    """The 10⁶-row panel of tests/panel.py, as on pandas and DuckDB (test_truncation_bias.py)."""
+    """The 10⁶-row panel of tests/panel.py, as on pandas and DuckDB (test_truncation_bias.py), with 64-bit
+    and text ids (small ids are the same bigint column and key as 64-bit ones)."""
     df = panel(1_000_000, ids)
     server.load(df, f"panel {ids}")
     source = open_postgres(server.url(READER, PASSWORD), f"panel {ids}")

@@ -58,11 +58,15 @@ def test_keys_that_are_not_public_in_spark(spark: Any) -> None:
 
 
 def test_truncation_and_string_ids_in_spark(spark: Any) -> None:
+    """Ids that are text with quotes, or missing: one query of each kind (a kind truncates the same way
+    whatever its options; every query of the list runs on Spark above, and on DuckDB and PostgreSQL with
+    these ids)."""
     df = table(5, rows=1000, people=60)
     df[ID] = df[ID].map(lambda v: None if v != v else f"p'{int(v) % 40}\"")
     view(spark, df, "many_rows")
     source = open_spark("many_rows", session=spark)
-    for query in queries(Facts(rows_per_person=2, id_column=ID)):
+    first = {type(q): q for q in reversed(queries(Facts(rows_per_person=2, id_column=ID)))}
+    for query in first.values():
         check(query, df, source)
 
 
