@@ -67,8 +67,9 @@ chromium: debian
 # --- checks ------------------------------------------------------------------
 
 # Tests without a browser run on every core (pytest-xdist; the Spark tests keep to one worker and the
-# PostgreSQL tests to one, so one Spark session and one cluster start). The browser tests then run one at a time: each drives a
-# Streamlit server and Chromium, and their waits are set for a machine that is not running other tests.
+# PostgreSQL tests to one, so one Spark session and one cluster start). The browser tests then run one at
+# a time: each drives a Streamlit server and Chromium, and their waits are set for a machine that is not
+# running other tests.
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 PARALLEL := -n $(WORKERS) --dist loadgroup
 
