@@ -12,27 +12,10 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from dpdash import queries
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
 from dpdash.facts import Bins, Bounds, GroupBounds
-from dpdash.queries import (
-    ContingencyTable,
-    Count,
-    CountPeople,
-    GroupByCount,
-    GroupByMean,
-    GroupBySum,
-    Histogram,
-    KeyCounts,
-    Mean,
-    Quantile,
-    Query,
-    SecondMoment,
-    SelectionQuery,
-    Sum,
-    Variance,
-    Where,
-)
 from dpdash.queries.histogram import numeric_bins
 from dpdash.release import postprocessing_step
 from ui.text import md
@@ -106,7 +89,7 @@ def bins_controls(column: str, bounds: Bounds, key: str) -> Bins | None:
     return bins
 
 
-def key_controls(facts: PublicFacts, columns: Sequence[str], key: str) -> KeyCounts | None:
+def key_controls(facts: PublicFacts, columns: Sequence[str], key: str) -> queries.KeyCounts | None:
     """Counts per key of a column whose keys are not declared: the column, and how many keys (k) and rows
     in each (m) a person may add (the Data page's declaration for the column when there is one)."""
     unit = facts.unit
@@ -125,7 +108,7 @@ def key_controls(facts: PublicFacts, columns: Sequence[str], key: str) -> KeyCou
             st.warning("Counting keys per person needs the person id column: declare it on the Data page "
                        "first.", icon=":material/info:")  # fmt: skip
             return None
-        return KeyCounts(column=column, facts=unit)
+        return queries.KeyCounts(column=column, facts=unit)
     declared = facts.bounds_for_groups(column) or GroupBounds(1, 1)
     left, right = st.columns(2)
     slug = f"{key}_{_slug(column)}"
@@ -133,10 +116,10 @@ def key_controls(facts: PublicFacts, columns: Sequence[str], key: str) -> KeyCou
                               help="Each person counts in at most k keys (a uniform choice beyond k)."))
     m = int(right.number_input("Rows per key (m)", 1, 1000, declared.max_rows_per_group, key=f"{slug}_m",
                                help="At most m of a person's rows count in one key; 1 counts people."))
-    return KeyCounts(column=column, group_bounds=(k, m), facts=unit)
+    return queries.KeyCounts(column=column, group_bounds=(k, m), facts=unit)
 
 
-def query_controls(facts: PublicFacts, key: str, columns: Sequence[str] = ()) -> Query | None:
+def query_controls(facts: PublicFacts, key: str, columns: Sequence[str] = ()) -> queries.Query | None:
     """Widgets for one query over declared columns; ``None`` (after a message) when the facts needed are
     not declared yet. Key counts are offered only with ``columns`` (the table's; the Planner gives none:
     it plans noise on public cells)."""
@@ -163,23 +146,23 @@ def query_controls(facts: PublicFacts, key: str, columns: Sequence[str] = ()) ->
         )
         return None
     if kind == "Count":
-        return Count(facts=unit)
+        return queries.Count(facts=unit)
     if kind == "Count of people":
         if unit.id_column is None:
             st.warning("Counting people needs the person id column: declare it on the Data page first.",
                        icon=":material/info:")  # fmt: skip
             return None
         st.caption(f"Distinct values of {md(unit.id_column)}: one person adds 1, whatever their rows.")
-        return CountPeople(facts=unit)
+        return queries.CountPeople(facts=unit)
     if kind == "Count where column = value":
         column = st.selectbox("Column", categorical, key=f"{key}_where_column")
         value = st.selectbox("equals", facts.categories[column], key=f"{key}_where_value")
-        return Count(where=(Where(column, "==", value),), facts=unit)
+        return queries.Count(where=(queries.Where(column, "==", value),), facts=unit)
     if kind in ("Sum", "Mean", "Variance"):
         column = st.selectbox("Column", numeric, key=f"{k}_column")
         bounds = facts.bounds[column]
         st.caption(f"Values are clamped to the declared bounds [{bounds.lower:g}, {bounds.upper:g}].")
-        cls = {"Sum": Sum, "Mean": Mean, "Variance": Variance}[kind]
+        cls = {"Sum": queries.Sum, "Mean": queries.Mean, "Variance": queries.Variance}[kind]
         return cls(column=column, bounds=bounds, facts=unit)
     if kind == "Median / quantile":
         column = st.selectbox("Column", numeric, key=f"{k}_column")
@@ -187,17 +170,17 @@ def query_controls(facts: PublicFacts, key: str, columns: Sequence[str] = ()) ->
         bounds = facts.bounds[column]
         size = int(st.number_input("Public candidates (evenly spaced over the bounds)", 2, 10_000, 101,
                                    key=f"{k}_candidates"))  # fmt: skip
-        return Quantile.on_grid(column=column, bounds=bounds, size=size, quantiles=level, facts=unit)
+        return queries.Quantile.on_grid(column=column, bounds=bounds, size=size, quantiles=level, facts=unit)
     if kind == "Histogram":
         choice = st.selectbox("Column", groupable, key=f"{key}_column")
         if choice in categorical:
             per_group = facts.bounds_for_groups(choice)
             _say_group_bounds(choice, per_group)
             cells = facts.categories[choice]
-            return Histogram(column=choice, categories=cells, facts=unit, group_bounds=per_group)
+            return queries.Histogram(column=choice, categories=cells, facts=unit, group_bounds=per_group)
         column = choice.removesuffix(_NUMERIC_SUFFIX)
         bins = bins_controls(column, facts.bounds[column], f"{k}_{_slug(column)}_bins")
-        return None if bins is None else Histogram(column=column, bins=bins, facts=unit)
+        return None if bins is None else queries.Histogram(column=column, bins=bins, facts=unit)
     if kind in ("Group-by count", "Group-by sum", "Group-by mean"):
         choice = st.selectbox("Group by", groupable, key=f"{k}_by")
         if choice in categorical:
@@ -211,22 +194,22 @@ def query_controls(facts: PublicFacts, key: str, columns: Sequence[str] = ()) ->
                 return None
             groups = {"bins": bins}
         if kind == "Group-by count":
-            return GroupByCount(by=by, facts=unit, **groups)
+            return queries.GroupByCount(by=by, facts=unit, **groups)
         column = st.selectbox("Sum of" if kind == "Group-by sum" else "Mean of", numeric, key=f"{k}_column")
-        cls = GroupBySum if kind == "Group-by sum" else GroupByMean
+        cls = queries.GroupBySum if kind == "Group-by sum" else queries.GroupByMean
         return cls(by=by, column=column, bounds=facts.bounds[column], facts=unit, **groups)
     first = st.selectbox("Rows", categorical, key=f"{key}_rows")
     others = [c for c in categorical if c != first] or categorical
     second = st.selectbox("Columns", others, key=f"{key}_columns")
-    return ContingencyTable(
+    return queries.ContingencyTable(
         columns=(first, second), categories=(facts.categories[first], facts.categories[second]), facts=unit
     )
 
 
-def postprocess_controls(query: Query, key: str) -> list[str]:
+def postprocess_controls(query: queries.Query, key: str) -> list[str]:
     """The post-processing the data owner chooses for ``query`` (free: it costs no privacy), as the
     step names ``dpdash.release.release(postprocess=...)`` records. Keyed per query."""
-    if isinstance(query, SelectionQuery | SecondMoment | KeyCounts):
+    if isinstance(query, queries.SelectionQuery | queries.SecondMoment | queries.KeyCounts):
         return []
     k = f"{key}_pp_{_slug(query.kind)}"
     steps: list[str] = []
@@ -234,12 +217,13 @@ def postprocess_controls(query: Query, key: str) -> list[str]:
     bounds = getattr(query, "bounds", None)
     st.markdown("**Post-processing** (free: costs no privacy; recorded in the release)")
     non_negative = integer or (
-        isinstance(query, Sum | GroupBySum) and bounds is not None and bounds.lower >= 0
+        isinstance(query, queries.Sum | queries.GroupBySum) and bounds is not None and bounds.lower >= 0
     )
     if non_negative and st.checkbox("Clamp at 0 (no negative counts or sums)", key=f"{k}_clamp0"):
         steps.append("clamp_nonnegative")
-    if isinstance(query, Mean | Variance | GroupByMean):
-        label = "Clamp into the bounds" if not isinstance(query, Variance) else "Clamp into [0, ((U − L)/2)²]"
+    if isinstance(query, queries.Mean | queries.Variance | queries.GroupByMean):
+        variance = isinstance(query, queries.Variance)
+        label = "Clamp into [0, ((U − L)/2)²]" if variance else "Clamp into the bounds"
         if st.checkbox(label, key=f"{k}_clamp_bounds"):
             steps.append("clamp_to_bounds")
     rounding = st.selectbox("Round the released values", ROUNDING, key=f"{k}_rounding")

@@ -8,16 +8,7 @@ import math
 from dataclasses import MISSING, fields
 from typing import Any
 
-from dpdash.accounting.events import (
-    EVENT_TYPES,
-    ApproxDPEvent,
-    DiscreteGaussianEvent,
-    GaussianEvent,
-    GeometricEvent,
-    LaplaceEvent,
-    PrivacyEvent,
-    PureDPEvent,
-)
+from dpdash.accounting import events as ev
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.mechanisms import (
     DiscreteGaussian,
@@ -38,7 +29,7 @@ _DERIVED_RTOL = 1e-12
 _DERIVED = {"scale", "rho"}
 
 
-def event_from_dict(data: Any) -> PrivacyEvent:
+def event_from_dict(data: Any) -> ev.PrivacyEvent:
     """The event a ``to_dict()`` dict describes, validated as on construction.
 
     Raises:
@@ -49,9 +40,9 @@ def event_from_dict(data: Any) -> PrivacyEvent:
     if not isinstance(data, dict):
         raise ParameterTypeError(f"an event must be a dict, got {type(data).__name__}")
     kind = data.get("type")
-    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+    cls = ev.EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise ParameterError(f"unknown event type {kind!r}; known types: {sorted(EVENT_TYPES)}")
+        raise ParameterError(f"unknown event type {kind!r}; known types: {sorted(ev.EVENT_TYPES)}")
     init_names = {f.name for f in fields(cls) if f.init}
     given = set(data) - {"type"}
     unexpected = given - init_names - _DERIVED
@@ -77,7 +68,9 @@ def event_from_dict(data: Any) -> PrivacyEvent:
     return event
 
 
-def event_for(mechanism: Any, *, query: str = "", partition: tuple[str, str] | None = None) -> PrivacyEvent:
+def event_for(
+    mechanism: Any, *, query: str = "", partition: tuple[str, str] | None = None
+) -> ev.PrivacyEvent:
     """The event of one release by a dpdash mechanism.
 
     Laplace → ``LaplaceEvent``; Gaussian → ``GaussianEvent`` (σ, Δ₂ and the calibrated (ε, δ));
@@ -95,10 +88,11 @@ def event_for(mechanism: Any, *, query: str = "", partition: tuple[str, str] | N
     from dpdash.mechanisms import VectorMechanism
 
     labels = {"query": query, "partition": partition}
-    for laplace_type, scaled_event in ((Laplace, LaplaceEvent), (Geometric, GeometricEvent)):
+    for laplace_type, scaled_event in ((Laplace, ev.LaplaceEvent), (Geometric, ev.GeometricEvent)):
         if isinstance(mechanism, laplace_type):
             return scaled_event(epsilon=mechanism.epsilon, sensitivity=mechanism.sensitivity, **labels)
-    for gaussian_type, stated_event in ((Gaussian, GaussianEvent), (DiscreteGaussian, DiscreteGaussianEvent)):
+    stated = ((Gaussian, ev.GaussianEvent), (DiscreteGaussian, ev.DiscreteGaussianEvent))
+    for gaussian_type, stated_event in stated:
         if isinstance(mechanism, gaussian_type):
             return stated_event(
                 sigma=mechanism.scale,
@@ -110,7 +104,7 @@ def event_for(mechanism: Any, *, query: str = "", partition: tuple[str, str] | N
     if isinstance(mechanism, VectorMechanism):
         return event_for(mechanism.base, **labels)
     if isinstance(mechanism, Staircase):
-        return PureDPEvent(epsilon=mechanism.epsilon, mechanism=mechanism.name, **labels)
+        return ev.PureDPEvent(epsilon=mechanism.epsilon, mechanism=mechanism.name, **labels)
     epsilon, delta = getattr(mechanism, "epsilon", None), getattr(mechanism, "delta", None)
     if isinstance(mechanism, type) or not _is_number(epsilon) or not _is_number(delta):
         raise ParameterTypeError(
@@ -119,15 +113,15 @@ def event_for(mechanism: Any, *, query: str = "", partition: tuple[str, str] | N
         )
     name = str(getattr(mechanism, "name", type(mechanism).__name__))
     if delta == 0:
-        return PureDPEvent(epsilon=epsilon, mechanism=name, **labels)
-    return ApproxDPEvent(epsilon=epsilon, delta=delta, mechanism=name, **labels)
+        return ev.PureDPEvent(epsilon=epsilon, mechanism=name, **labels)
+    return ev.ApproxDPEvent(epsilon=epsilon, delta=delta, mechanism=name, **labels)
 
 
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def events_for_release(release: Any, *, partition: tuple[str, str] | None = None) -> list[PrivacyEvent]:
+def events_for_release(release: Any, *, partition: tuple[str, str] | None = None) -> list[ev.PrivacyEvent]:
     """The events of a ``dpdash.release.Release``: one per mechanism run of each of its pieces.
 
     A piece that spent ε on a query whose neighbours change m coordinates ran the per-coordinate
@@ -141,7 +135,7 @@ def events_for_release(release: Any, *, partition: tuple[str, str] | None = None
     pieces = getattr(release, "pieces", None)
     if pieces is None:
         raise ParameterTypeError(f"release must be a dpdash.release.Release, got {type(release).__name__}")
-    events: list[PrivacyEvent] = []
+    events: list[ev.PrivacyEvent] = []
     for piece in pieces:
         mechanism = piece.build()
         event = event_for(

@@ -11,15 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from dpdash.accounting.events import (
-    ApproxDPEvent,
-    DiscreteGaussianEvent,
-    GaussianEvent,
-    GeometricEvent,
-    LaplaceEvent,
-    PrivacyEvent,
-    PureDPEvent,
-)
+from dpdash.accounting import events as ev
 
 __all__ = ["DEFAULT_INTERVAL", "single_pld"]
 
@@ -37,7 +29,7 @@ class _Pmf:
     infinity: float
 
 
-def single_pld(setting: PrivacyEvent, interval: float = DEFAULT_INTERVAL) -> Any:
+def single_pld(setting: ev.PrivacyEvent, interval: float = DEFAULT_INTERVAL) -> Any:
     """dp_accounting's pessimistic ``PrivacyLossDistribution`` of one release with this setting.
 
     Laplace: ``from_laplace_mechanism(1/ε)`` (as ``PLDAccountant`` does for ``LaplaceDpEvent(1/ε)``);
@@ -48,23 +40,23 @@ def single_pld(setting: PrivacyEvent, interval: float = DEFAULT_INTERVAL) -> Any
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    if isinstance(setting, (LaplaceEvent, GaussianEvent)):
+    if isinstance(setting, (ev.LaplaceEvent, ev.GaussianEvent)):
         # dp_accounting's own construction (connect the dots, pessimistic), with the inverse privacy loss
         # computed for all grid losses at once (``_vectorised``): the same arithmetic, so the same bits.
         return pld.PrivacyLossDistribution(_connect_dots(_vectorised(setting), interval))
-    if isinstance(setting, GeometricEvent):
+    if isinstance(setting, ev.GeometricEvent):
         return pld.from_discrete_laplace_mechanism(
             setting.noise_parameter, sensitivity=setting.sensitivity, value_discretization_interval=interval
         )
-    if isinstance(setting, DiscreteGaussianEvent):
+    if isinstance(setting, ev.DiscreteGaussianEvent):
         return pld.PrivacyLossDistribution(_discrete_gaussian_pmf(setting, interval))
-    if isinstance(setting, (PureDPEvent, ApproxDPEvent)):
+    if isinstance(setting, (ev.PureDPEvent, ev.ApproxDPEvent)):
         params = common.DifferentialPrivacyParameters(setting.epsilon, setting.delta)
         return pld.from_privacy_parameters(params, value_discretization_interval=interval)
     raise AssertionError(f"no privacy loss distribution for {setting!r}")  # refused before
 
 
-def _vectorised(setting: LaplaceEvent | GaussianEvent) -> Any:
+def _vectorised(setting: ev.LaplaceEvent | ev.GaussianEvent) -> Any:
     """dp_accounting's privacy loss of ``from_laplace_mechanism(1/ε)`` or ``from_gaussian_mechanism(σ/Δ₂)``
     (sensitivity 1, no subsampling, REMOVE adjacency, as those functions build it), whose
     ``get_delta_for_epsilon`` of an array of ε finds the inverse privacy losses with numpy instead of one
@@ -75,7 +67,7 @@ def _vectorised(setting: LaplaceEvent | GaussianEvent) -> Any:
     Laplace with parameter b, ∞ / (−Δ − εb)/2 / −∞ as εb ≤ −Δ / in between / > Δ.
     """
     laplace, gaussian = _vectorised_classes()
-    if isinstance(setting, GaussianEvent):
+    if isinstance(setting, ev.GaussianEvent):
         return gaussian(setting.noise_multiplier)
     return laplace(1.0 / setting.epsilon)
 
@@ -140,7 +132,7 @@ def _vectorised_classes() -> tuple[type, type]:
     return Laplace, Gaussian
 
 
-def _discrete_gaussian_pmf(setting: DiscreteGaussianEvent, interval: float) -> Any:
+def _discrete_gaussian_pmf(setting: ev.DiscreteGaussianEvent, interval: float) -> Any:
     """The REMOVE pmf of dp_accounting's ``from_discrete_gaussian_mechanism(σ, Δ)`` (privacy buckets,
     pessimistic), with its per-x Python loop done by numpy, to the same bits (tested).
 

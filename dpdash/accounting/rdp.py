@@ -9,17 +9,8 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 from scipy import special
 
+from dpdash.accounting import events as ev
 from dpdash.accounting.accountant import Accountant, Composition
-from dpdash.accounting.events import (
-    ApproxDPEvent,
-    DiscreteGaussianEvent,
-    GaussianEvent,
-    GeometricEvent,
-    LaplaceEvent,
-    PrivacyEvent,
-    PureDPEvent,
-    ZCDPEvent,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -90,8 +81,8 @@ class RDPAccountant(Accountant):
     def __repr__(self) -> str:
         return f"RDPAccountant(orders=<{len(self.orders)} orders>)"
 
-    def _refusal(self, event: PrivacyEvent) -> str | None:
-        if isinstance(event, ApproxDPEvent):
+    def _refusal(self, event: ev.PrivacyEvent) -> str | None:
+        if isinstance(event, ev.ApproxDPEvent):
             return (
                 "an (ε, δ) guarantee with δ > 0 implies no Rényi-DP bound; use basic, advanced, optimal, pld"
             )
@@ -104,7 +95,7 @@ class RDPAccountant(Accountant):
         rows = np.vstack([count * self.setting_curve(setting) for setting, count in composition])
         return np.array([math.fsum(column) for column in rows.T.tolist()])
 
-    def setting_curve(self, setting: PrivacyEvent) -> np.ndarray:
+    def setting_curve(self, setting: ev.PrivacyEvent) -> np.ndarray:
         """One release's Rényi divergence at each of ``orders`` (cached; read-only)."""
         return _setting_curve(setting, self.orders)
 
@@ -126,21 +117,21 @@ class RDPAccountant(Accountant):
 
 
 @functools.lru_cache(maxsize=16384)
-def _setting_curve(setting: PrivacyEvent, orders: tuple[float, ...]) -> np.ndarray:
+def _setting_curve(setting: ev.PrivacyEvent, orders: tuple[float, ...]) -> np.ndarray:
     import dp_accounting
     from dp_accounting.rdp import rdp_privacy_accountant
 
     grid = np.array(orders)
-    if isinstance(setting, GeometricEvent):
+    if isinstance(setting, ev.GeometricEvent):
         curve = geometric_rdp(setting.noise_parameter, setting.sensitivity, grid)
-    elif isinstance(setting, PureDPEvent):
+    elif isinstance(setting, ev.PureDPEvent):
         curve = pure_dp_rdp(setting.epsilon, grid)
     else:
-        if isinstance(setting, LaplaceEvent):
+        if isinstance(setting, ev.LaplaceEvent):
             event = dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / setting.epsilon)
-        elif isinstance(setting, GaussianEvent):
+        elif isinstance(setting, ev.GaussianEvent):
             event = dp_accounting.GaussianDpEvent(noise_multiplier=setting.noise_multiplier)
-        elif isinstance(setting, (DiscreteGaussianEvent, ZCDPEvent)):
+        elif isinstance(setting, (ev.DiscreteGaussianEvent, ev.ZCDPEvent)):
             event = dp_accounting.ZCDpEvent(rho=float(setting.rho))  # type: ignore[arg-type]
         else:  # pragma: no cover - refused before
             raise AssertionError(f"no Rényi curve for {setting!r}")

@@ -12,25 +12,10 @@ from typing import Any
 
 import pandas as pd
 
+from dpdash import queries
 from dpdash.engines.connection import EngineConfig
 from dpdash.engines.sources import Source, open_frame
 from dpdash.errors import ParameterError, ParameterTypeError
-from dpdash.queries import (
-    ContingencyTable,
-    Count,
-    CountPeople,
-    GroupByCount,
-    GroupByMean,
-    GroupBySum,
-    Histogram,
-    KeyCounts,
-    Mean,
-    Mode,
-    Quantile,
-    SecondMoment,
-    Sum,
-    Variance,
-)
 from dpdash.queries.base import Evaluation, Query, check_bounding
 from dpdash.queries.groupby import _GroupCentredSum, _GroupValidCount
 from dpdash.queries.means import _ValidCount
@@ -56,40 +41,40 @@ def _compilers() -> dict[type, Callable[..., Evaluation]]:
     from dpdash.engines.sums import evaluate_column, evaluate_grouped_column
 
     out: dict[type, Callable[..., Evaluation]] = {
-        Count: evaluate_count,
-        CountPeople: evaluate_people,
+        queries.Count: evaluate_count,
+        queries.CountPeople: evaluate_people,
         _ValidCount: evaluate_valid_count,
-        Histogram: evaluate_histogram,
-        KeyCounts: evaluate_keys,
-        GroupByCount: evaluate_grouped_count,
-        ContingencyTable: evaluate_table,
-        SecondMoment: evaluate_moment,
-        Mode: evaluate_mode,
-        Quantile: evaluate_quantile,
+        queries.Histogram: evaluate_histogram,
+        queries.KeyCounts: evaluate_keys,
+        queries.GroupByCount: evaluate_grouped_count,
+        queries.ContingencyTable: evaluate_table,
+        queries.SecondMoment: evaluate_moment,
+        queries.Mode: evaluate_mode,
+        queries.Quantile: evaluate_quantile,
     }
-    out.update(dict.fromkeys((Sum, _CentredSum, _CentredSquares, Mean, Variance), evaluate_column))
-    out.update(
-        dict.fromkeys((GroupBySum, GroupByMean, _GroupCentredSum, _GroupValidCount), evaluate_grouped_column)
-    )
+    columns = (queries.Sum, _CentredSum, _CentredSquares, queries.Mean, queries.Variance)
+    grouped = (queries.GroupBySum, queries.GroupByMean, _GroupCentredSum, _GroupValidCount)
+    out.update(dict.fromkeys(columns, evaluate_column))
+    out.update(dict.fromkeys(grouped, evaluate_grouped_column))
     return out
 
 
 #: The query types that compile to an engine: every registered kind, and the pieces of composite ones.
 COMPILED: tuple[type, ...] = (
-    Count,
-    CountPeople,
-    Sum,
-    Mean,
-    Variance,
-    Histogram,
-    KeyCounts,
-    ContingencyTable,
-    SecondMoment,
-    Mode,
-    Quantile,
-    GroupByCount,
-    GroupBySum,
-    GroupByMean,
+    queries.Count,
+    queries.CountPeople,
+    queries.Sum,
+    queries.Mean,
+    queries.Variance,
+    queries.Histogram,
+    queries.KeyCounts,
+    queries.ContingencyTable,
+    queries.SecondMoment,
+    queries.Mode,
+    queries.Quantile,
+    queries.GroupByCount,
+    queries.GroupBySum,
+    queries.GroupByMean,
     _ValidCount,
     _CentredSum,
     _CentredSquares,

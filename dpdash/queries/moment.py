@@ -13,21 +13,13 @@ import pandas as pd
 from dpdash import _validation as check
 from dpdash.errors import ParameterError
 from dpdash.facts import MAX_GROUPS, Facts, Truncation
-from dpdash.queries.base import (
-    DataReport,
-    Evaluation,
-    NumericQuery,
-    Sensitivities,
-    as_facts,
-    column_name,
-    require_numeric,
-)
+from dpdash.queries import base
 
 __all__ = ["SecondMoment"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SecondMoment(NumericQuery):
+class SecondMoment(base.NumericQuery):
     """A = Σ_i x_i x_iᵀ over the rows x_i of ``columns`` (d of them), each row scaled into the ℓ2 ball
     of radius B = ``norm_bound`` (x ↦ x·min(1, B/‖x‖₂)); rows with a missing value are dropped and
     counted. The answer is the upper triangle of A, row by row (d(d+1)/2 numbers; ``matrix`` rebuilds
@@ -58,10 +50,10 @@ class SecondMoment(NumericQuery):
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "facts", as_facts(self.facts))
+        object.__setattr__(self, "facts", base.as_facts(self.facts))
         if isinstance(self.columns, str) or not self.columns:
             raise ParameterError(f"columns must be a list of column names, got columns={self.columns!r}")
-        columns = tuple(column_name(c, "columns") for c in self.columns)
+        columns = tuple(base.column_name(c, "columns") for c in self.columns)
         if len(set(columns)) != len(columns):
             raise ParameterError(f"columns must be distinct, got columns={self.columns!r}")
         d = len(columns)
@@ -91,7 +83,7 @@ class SecondMoment(NumericQuery):
 
     def _check_types(self, df: pd.DataFrame) -> None:
         for column in self.columns:
-            require_numeric(df, column, self)
+            base.require_numeric(df, column, self)
 
     @property
     def l1_exact(self) -> bool:
@@ -99,14 +91,14 @@ class SecondMoment(NumericQuery):
         return not self.facts.substitute or self.size == 1
 
     @property
-    def sensitivities(self) -> Sensitivities:
+    def sensitivities(self) -> base.Sensitivities:
         c, b2, d = self.facts.rows_per_person, self.norm_bound**2, self.size
         entries = d * (d + 1) // 2
         if not self.facts.substitute:
-            return Sensitivities(c * (d + 1) * b2 / 2.0, c * b2, c * b2, entries)
+            return base.Sensitivities(c * (d + 1) * b2 / 2.0, c * b2, c * b2, entries)
         if d == 1:
-            return Sensitivities(c * b2, c * b2, c * b2, 1)
-        return Sensitivities(c * (d + 1) * b2, c * math.sqrt(2.0) * b2, c * b2, entries)
+            return base.Sensitivities(c * b2, c * b2, c * b2, 1)
+        return base.Sensitivities(c * (d + 1) * b2, c * math.sqrt(2.0) * b2, c * b2, entries)
 
     def matrix(self, values: npt.ArrayLike) -> np.ndarray:
         """The symmetric d×d matrix from its upper triangle (row by row)."""
@@ -130,7 +122,7 @@ class SecondMoment(NumericQuery):
             factor = np.where(norms > self.norm_bound, self.norm_bound / norms, 1.0)
         return x * factor[:, None], x, int(missing.sum())
 
-    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> base.Evaluation:
         clipped, raw, missing = self.rows(df)
         iu = np.triu_indices(self.size)
         values = (clipped.T @ clipped)[iu]
@@ -140,7 +132,7 @@ class SecondMoment(NumericQuery):
         with np.errstate(invalid="ignore", over="ignore"):
             moved = (clipped[scaled].T @ clipped[scaled] - raw[scaled].T @ raw[scaled])[iu]
         bias = tuple(float(v) for v in moved) if scaled.any() else (0.0,) * len(iu[0])
-        report = DataReport(
+        report = base.DataReport(
             rows=truncation.rows_in,
             rows_used=int(clipped.shape[0]),
             truncation=truncation,
@@ -149,4 +141,4 @@ class SecondMoment(NumericQuery):
             clipping_bias=bias,
             notes=("clipped_above counts rows scaled down to the norm bound",),
         )
-        return Evaluation(values, report)
+        return base.Evaluation(values, report)

@@ -47,22 +47,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from dpdash.errors import LedgerError
 from dpdash.ledger.records import now
 from dpdash.ledger.signing import new_private_key
-from dpdash.ledger.storage.base import (
-    APPEND_ONLY,
-    COLUMNS,
-    HISTORY_ROWS,
-    INDEX_SQL,
-    SCHEMA_VERSION,
-    TABLES_OF_SCHEMA,
-    Store,
-    check_counts,
-    check_meta,
-    first_meta,
-    history_triggers,
-    read_meta,
-    record_upgrade,
-    table_sql,
-)
+from dpdash.ledger.storage import base
 from dpdash.pg_urls import redact
 
 __all__ = ["PostgresStore", "expected_triggers"]
@@ -75,7 +60,7 @@ _EDITED = (
     "tables (see postgres_setup)."
 )
 
-_TABLES = table_sql(
+_TABLES = base.table_sql(
     key="BIGSERIAL PRIMARY KEY", ordered_key="BIGSERIAL PRIMARY KEY", integer="BIGINT",
     real="DOUBLE PRECISION",
 )
@@ -89,7 +74,7 @@ _COUNT = f"""CREATE OR REPLACE FUNCTION dpdash_count_rows() RETURNS trigger LANG
 BEGIN
     UPDATE meta SET value = jsonb_set(value::jsonb, ARRAY[TG_TABLE_NAME::text],
         to_jsonb(COALESCE((value::jsonb ->> TG_TABLE_NAME)::bigint, 0) + (SELECT count(*) FROM added)))::text
-    WHERE key = '{HISTORY_ROWS}';
+    WHERE key = '{base.HISTORY_ROWS}';
     RETURN NULL;
 END
 $$"""
@@ -106,8 +91,8 @@ def _count(table: str) -> str:
 
 def _statements(table: str) -> list[str]:
     """The table, its indexes and (for history) its append-only and counting triggers."""
-    statements = [_TABLES[table], *INDEX_SQL.get(table, [])]
-    if table in APPEND_ONLY:
+    statements = [_TABLES[table], *base.INDEX_SQL.get(table, [])]
+    if table in base.APPEND_ONLY:
         statements += [
             f"CREATE TRIGGER {table}_no_{action} BEFORE {action.upper()} ON {table} {each} "
             "EXECUTE FUNCTION dpdash_append_only()"
@@ -119,7 +104,7 @@ def _statements(table: str) -> list[str]:
 
 def expected_triggers(version: int) -> set[str]:
     """The names of the triggers a ledger at schema ``version`` has on its history tables."""
-    return history_triggers(version, _ACTIONS)
+    return base.history_triggers(version, _ACTIONS)
 
 
 @functools.lru_cache(maxsize=256)
@@ -158,7 +143,7 @@ class _Connection:
             self._conn.cursor().executemany(_placeholders(sql), rows)
 
 
-class PostgresStore(Store):
+class PostgresStore(base.Store):
     """The ledger in the PostgreSQL database at ``url`` (see the module docstring), opened; its tables
     created if the schema holds none.
 
@@ -326,25 +311,25 @@ class PostgresStore(Store):
                 )
             self.lock_ledger(conn)  # one process creates or upgrades the tables
             tables = self._table_names(conn)
-            if not tables & set(COLUMNS):
+            if not tables & set(base.COLUMNS):
                 self._conn.execute(_REFUSE)
                 self._conn.execute(_COUNT)
                 for table in _TABLES:
                     for statement in _statements(table):
                         self._conn.execute(statement)
                 conn.executemany(
-                    "INSERT INTO meta (key, value) VALUES (?, ?)", first_meta(now(), new_private_key())
+                    "INSERT INTO meta (key, value) VALUES (?, ?)", base.first_meta(now(), new_private_key())
                 )
                 return
-            meta = read_meta(conn) if "meta" in tables else {}
+            meta = base.read_meta(conn) if "meta" in tables else {}
             where = f"the schema {schema!r} of {self.location}"
-            version = check_meta(meta, tables, where, "another application's tables", _ADVICE)
+            version = base.check_meta(meta, tables, where, "another application's tables", _ADVICE)
             self._check_triggers(conn, version)
-            if version < SCHEMA_VERSION:
+            if version < base.SCHEMA_VERSION:
                 self._upgrade(conn, version, tables)
         # one snapshot (spends of other processes go on): the counts and the rows they counted
         with self.reading("check the ledger's history") as conn:
-            check_counts(conn, f"{self.location} (schema {schema!r})", _EDITED)
+            base.check_counts(conn, f"{self.location} (schema {schema!r})", _EDITED)
 
     def _upgrade(self, conn: _Connection, version: int, tables: set[str]) -> None:
         """Bring a ledger at schema ``version`` to this one's: the tables of each newer version and, from 6,
@@ -354,19 +339,19 @@ class PostgresStore(Store):
         try:
             self._conn.execute(_REFUSE)
             self._conn.execute(_COUNT)
-            for v in range(version + 1, SCHEMA_VERSION + 1):
+            for v in range(version + 1, base.SCHEMA_VERSION + 1):
                 # in _TABLES' order: a table's references exist before it
-                for table in [t for t in _TABLES if t in TABLES_OF_SCHEMA[v] - tables]:
+                for table in [t for t in _TABLES if t in base.TABLES_OF_SCHEMA[v] - tables]:
                     for statement in _statements(table):
                         self._conn.execute(statement)
             if version < 6:
-                for table in tables & set(APPEND_ONLY):
+                for table in tables & set(base.APPEND_ONLY):
                     self._conn.execute(_count(table))
-            record_upgrade(conn, version)
+            base.record_upgrade(conn, version)
         except psycopg.errors.InsufficientPrivilege as error:
             raise LedgerError(
                 f"the ledger {self.location} is at schema {version} and this role cannot upgrade it to "
-                f"{SCHEMA_VERSION} ({self._scrub(error)}). Nothing was changed; run `python -m "
+                f"{base.SCHEMA_VERSION} ({self._scrub(error)}). Nothing was changed; run `python -m "
                 "dpdash.ledger.storage.postgres_setup` as the role that owns its tables."
             ) from None
 

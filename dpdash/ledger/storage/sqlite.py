@@ -39,24 +39,11 @@ from dpdash.ledger.ledger_file import (
 )
 from dpdash.ledger.records import now
 from dpdash.ledger.signing import new_private_key
-from dpdash.ledger.storage.base import (
-    APPEND_ONLY,
-    HISTORY_ROWS,
-    INDEX_SQL,
-    SCHEMA_VERSION,
-    Store,
-    check_counts,
-    check_meta,
-    first_meta,
-    history_triggers,
-    read_meta,
-    record_upgrade,
-    table_sql,
-)
+from dpdash.ledger.storage import base
 
 __all__ = ["SQLiteStore"]
 
-_TABLES = table_sql(
+_TABLES = base.table_sql(
     key="INTEGER PRIMARY KEY", ordered_key="INTEGER PRIMARY KEY AUTOINCREMENT", integer="INTEGER", real="REAL"
 )
 _ACTIONS = (("UPDATE", "changed"), ("DELETE", "deleted"))
@@ -68,15 +55,15 @@ def _count(table: str) -> str:
     return (
         f"CREATE TRIGGER IF NOT EXISTS {table}_count AFTER INSERT ON {table} BEGIN "
         f"UPDATE meta SET value = json_set(value, {path}, COALESCE(json_extract(value, {path}), 0) + 1) "
-        f"WHERE key = '{HISTORY_ROWS}'; END"
+        f"WHERE key = '{base.HISTORY_ROWS}'; END"
     )
 
 
 def _statements(table: str) -> list[str]:
     """The table, its indexes and (for history) the triggers that make it append-only, also against other
     SQLite clients, and count its rows."""
-    statements = [_TABLES[table], *INDEX_SQL.get(table, [])]
-    if table in APPEND_ONLY:
+    statements = [_TABLES[table], *base.INDEX_SQL.get(table, [])]
+    if table in base.APPEND_ONLY:
         statements += [
             f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
             f"BEGIN SELECT RAISE(ABORT, 'the dpdash ledger is append-only: {table} cannot be {verb}'); END"
@@ -86,7 +73,7 @@ def _statements(table: str) -> list[str]:
     return statements
 
 
-class SQLiteStore(Store):
+class SQLiteStore(base.Store):
     """The ledger file at ``path``, opened (created if missing; see the module docstring).
 
     Raises:
@@ -150,9 +137,8 @@ class SQLiteStore(Store):
                     for table in _TABLES:
                         for statement in _statements(table):
                             conn.execute(statement)
-                    conn.executemany(
-                        "INSERT INTO meta (key, value) VALUES (?, ?)", first_meta(now(), new_private_key())
-                    )
+                    meta = base.first_meta(now(), new_private_key())
+                    conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", meta)
         else:
             result = conn.execute("PRAGMA quick_check").fetchone()
             if result is None or result[0] != "ok":
@@ -163,8 +149,8 @@ class SQLiteStore(Store):
         self._migrate(version)
         if self.schema >= 6:
             with self.reading("check the ledger's history"):
-                check_counts(conn, str(self._path), MOVE_AWAY)
-        meta = read_meta(conn)
+                base.check_counts(conn, str(self._path), MOVE_AWAY)
+        meta = base.read_meta(conn)
         # Ledgers made before ledger ids existed are known by their creation time.
         ledger_id = meta.get("ledger_id") or f"created-{meta.get('created_at', '')}"
         if marker is None:
@@ -188,10 +174,10 @@ class SQLiteStore(Store):
         conn, tables, meta = self._conn, self._table_names(), {}
         if "meta" in tables:
             with contextlib.suppress(sqlite3.DatabaseError):
-                meta = read_meta(conn)
-        version = check_meta(meta, tables, str(self._path), "another SQLite database", MOVE_AWAY)
+                meta = base.read_meta(conn)
+        version = base.check_meta(meta, tables, str(self._path), "another SQLite database", MOVE_AWAY)
         triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-        expected = history_triggers(version, (action for action, _ in _ACTIONS))
+        expected = base.history_triggers(version, (action for action, _ in _ACTIONS))
         if not triggers >= expected:
             raise LedgerError(
                 f"the ledger {self._path} lacks its append-only triggers ({sorted(expected - triggers)}): "
@@ -207,22 +193,22 @@ class SQLiteStore(Store):
         one with nothing of the newer kinds recorded (``schema``); recording them is refused with a
         message."""
         self.schema = version
-        if version >= SCHEMA_VERSION:
+        if version >= base.SCHEMA_VERSION:
             return
         try:
-            with self.transaction(f"upgrade the ledger to schema {SCHEMA_VERSION}") as conn:
+            with self.transaction(f"upgrade the ledger to schema {base.SCHEMA_VERSION}") as conn:
                 for table in _TABLES:  # in _TABLES' order: references before their tables
                     if table not in self._table_names():
                         for statement in _statements(table):
                             conn.execute(statement)
-                    elif table in APPEND_ONLY:
+                    elif table in base.APPEND_ONLY:
                         conn.execute(_count(table))
-                record_upgrade(conn, version)
+                base.record_upgrade(conn, version)
         except LedgerError:
             if folder_writable(self._path.parent) and os.access(self._path, os.W_OK):
                 raise
             return  # read-only: stays at its schema
-        self.schema = SCHEMA_VERSION
+        self.schema = base.SCHEMA_VERSION
 
     def _begin(self, statement: str, doing: str, *, may_be_empty: bool = False) -> None:
         """Begin a transaction on the file this handle opened (checked first); SQLite's errors become
