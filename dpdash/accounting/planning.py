@@ -261,7 +261,7 @@ def plan(
             try:
                 mechanisms = {i: queries[i].build(t * queries[i].weight) for i in unlocked}
                 events = [queries[i].event(m) for i, m in mechanisms.items()]
-                total = running.epsilon(judge, base, events, delta, keep=False)
+                total = running.kept_epsilon(judge, base, events, delta, keep=False)
                 return total, (mechanisms, total)
             except DPDashError:
                 return math.inf, ({}, math.inf)
@@ -292,7 +292,7 @@ def plan(
         factor *= 1.0 - _FACTOR_RTOL
         mechanisms = {i: queries[i].build(factor * queries[i].weight) for i in unlocked}
         events = [queries[i].event(m) for i, m in mechanisms.items()]
-    total = running.epsilon(keeper, base, events, delta, keep=False)
+    total = running.kept_epsilon(keeper, base, events, delta, keep=False)
     chosen: dict[int, NoiseMechanism | None] = {**locked, **mechanisms}
     return Plan(rows(chosen), budget, keeper.name, spent_total, total, factor, True, 0.0)
 
@@ -331,8 +331,9 @@ def what_if(
         totals: dict[str, float | None] = {}
         within: dict[str, bool | None] = {}
         for name in names:
+            accountant = get_accountant(name)
             try:
-                total = running.epsilon(get_accountant(name), spent_events, new, budget.delta, keep=False)
+                total = running.kept_epsilon(accountant, spent_events, new, budget.delta, keep=False)
             except UnsupportedEventError:
                 totals[name], within[name] = None, None
                 continue

@@ -183,22 +183,14 @@ def epsilon(
     history: Sequence[PrivacyEvent],
     new: Sequence[PrivacyEvent] = (),
     target_delta: float = 0.0,
-    *,
-    keep: bool = True,
 ) -> float:
     """``accountant.epsilon([*history, *new], target_delta)``, the canonical total: a function of the events
     alone, the same in every process. It comes from the kept state of a prefix of ``history`` where that is
     the same to the bit (every accountant but PLD and the tightest; see the module); for those two, from the
-    accountant's own composition (its caches never change a bit, ``pld._Composer``).
-
-    ``keep=False`` for a question asked once about hypothetical ``new`` events (a step of the planner's
-    search): the running total, which for PLD may differ from the canonical one by the FFTs' rounding
-    (below ``DECIDE_MARGIN`` relative), and the state of ``history`` is kept, not that of ``history + new``,
-    so such questions neither push the ledger's states out nor fold PLD's recent releases for a state that
-    is dropped."""
-    if keep and not _bit_exact(accountant):
+    accountant's own composition (its caches never change a bit, ``pld._Composer``)."""
+    if not _bit_exact(accountant):
         return accountant.epsilon([*as_events(history), *as_events(new)], target_delta)
-    return kept_epsilon(accountant, history, new, target_delta, keep=keep)
+    return kept_epsilon(accountant, history, new, target_delta)
 
 
 def kept_epsilon(
@@ -211,7 +203,11 @@ def kept_epsilon(
 ) -> float:
     """The running total of ``[*history, *new]`` from the kept state of a prefix of ``history`` (``epsilon``
     for every accountant but PLD and the tightest, whose running totals are within ``DECIDE_MARGIN`` of it):
-    what a planner's search step asks (``keep=False``), and what the tests of the running state ask."""
+    what a preview of a release's cost and the tests of the running state ask.
+
+    ``keep=False`` for a question asked once about hypothetical ``new`` events (a step of the planner's
+    search): the state of ``history`` is kept, not that of ``history + new``, so such questions neither push
+    the ledger's states out nor fold PLD's recent releases for a state that is dropped."""
     with _LOCK, _pinned():  # a single pmf is built once per question, whatever the paths
         state, target_delta = _with_new(accountant, history, new, target_delta, keep)
         return state.epsilon(accountant, target_delta)

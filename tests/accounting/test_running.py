@@ -168,7 +168,7 @@ def test_questions_not_kept_leave_only_the_history_kept(name: str) -> None:
             GaussianEvent.from_sigma(sigma=1.0 / epsilon, sensitivity=1.0, delta=1e-9),
             LaplaceEvent(epsilon=epsilon / 3, sensitivity=1.0, partition=("region", "b")),
         ]
-        total = running.epsilon(accountant, history, new, 1e-6, keep=False)
+        total = running.kept_epsilon(accountant, history, new, 1e-6, keep=False)
         assert same(name, total, accountant.epsilon(history + new, 1e-6))
         assert [len(state.events) for state in running._STATES] == [len(history)]
         assert running.finish_folds(timeout=0.0)  # no fold was started
@@ -195,7 +195,7 @@ def test_many_releases_alike_onto_recent_ones_compose_once(
     for k in (2, 40, 400):
         new = [GaussianEvent.from_sigma(sigma=10.0, sensitivity=1.0, delta=1e-9)] * k
         scratch = accountant.epsilon(history + new, 1e-6)
-        assert same(name, running.epsilon(accountant, history, new, 1e-6, keep=False), scratch)
+        assert same(name, running.kept_epsilon(accountant, history, new, 1e-6, keep=False), scratch)
         assert running.fits(accountant, history, new, 1e-6, scratch * 1.001, keep=False)
         assert not running.fits(accountant, history, new, 1e-6, scratch * 0.999, keep=False)
     assert [len(state.events) for state in running._STATES] == kept
