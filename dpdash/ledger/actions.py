@@ -25,11 +25,12 @@ ledger. This module holds the vocabulary, the checks, the queries and the one-li
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import unicodedata
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dpdash.errors import LedgerError, ParameterError, ParameterTypeError
@@ -208,14 +209,7 @@ def read_actions(
 
 def action_record(action: Action) -> dict[str, Any]:
     """An action as an export carries it."""
-    return {
-        "uid": action.uid,
-        "created_at": action.created_at,
-        "user": action.user,
-        "action": action.action,
-        "dataset": action.dataset,
-        "details": action.details,
-    }
+    return dataclasses.asdict(action)
 
 
 def action_from_record(record: object) -> Action:
@@ -260,6 +254,16 @@ def _cost(details: Mapping[str, Any]) -> str:
     return f"{query} ({', '.join(parts)})" if parts else query
 
 
+#: The one-line summaries that read nothing but the action's details.
+_LINES: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "unit": lambda d: f"locked the unit of privacy: {short(d.get('unit', '?'), 100)}",
+    "distinct": lambda d: f"stated that the table {short(d.get('table', '?'), 20)} holds other people",
+    "release": lambda d: f"released {_cost(d)}",
+    "refused": lambda d: f"was refused {_cost(d)}: over the budget, nothing spent",
+    "request": lambda d: f"requested {_cost(d)} (request {short(d.get('request', '?'), 8)})",
+}
+
+
 def describe(action: Action, *, owner: bool = True) -> str:
     """The action in one line of plain text (names quoted as given: escape it where Markdown renders).
 
@@ -281,18 +285,10 @@ def describe(action: Action, *, owner: bool = True) -> str:
         delta = f", δ = {_number(d['delta'])}" if d.get("delta") else ""
         keeper = f" under {short(d['accountant'], 20)}" if d.get("accountant") else ""
         return f"set the budget ε = {_number(d.get('epsilon'))}{delta}{keeper} of {name or 'the dataset'}"
-    if what == "unit":
-        return f"locked the unit of privacy: {short(d.get('unit', '?'), 100)}"
     if what == "version":
         return f"continued the budget for {name or 'another table'} ({short(d.get('table', '?'), 20)})"
-    if what == "distinct":
-        return f"stated that the table {short(d.get('table', '?'), 20)} holds other people"
-    if what == "release":
-        return f"released {_cost(d)}"
-    if what == "refused":
-        return f"was refused {_cost(d)}: over the budget, nothing spent"
-    if what == "request":
-        return f"requested {_cost(d)} (request {short(d.get('request', '?'), 8)})"
+    if what in _LINES:
+        return _LINES[what](d)
     if what in ("approve", "decline"):
         reason = f": {short(d['reason'], 100)}" if d.get("reason") else ""
         verb = "approved" if what == "approve" else "declined"
