@@ -6,7 +6,7 @@
 #   make check     the fast tier while you work: library and AppTest tests, no browser, Spark, PostgreSQL
 #                  or test marked slow (WORKERS=N sets the parallel workers; default: every core)
 #   make lint      ruff only
-#   make run       the Streamlit app at http://localhost:8501
+#   make run       the app at http://localhost:8501 (PORT=N for another port)
 #   make bench     every bench/bench_*.py
 #   make audit     the privacy audits with 10x the trials (tests/audit --audit=strong; minutes)
 #   make clean     caches and test output (keeps .venv)
@@ -22,6 +22,7 @@ VENV     := .venv
 PY       := $(VENV)/bin/python
 STAMP    := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
+PORT     ?= 8501
 
 # We are root locally and in CI; fall back to sudo for anyone who is not.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -41,8 +42,11 @@ $(PY):
 
 # The stamp is newer than both requirement files once they are installed, so the
 # install runs again only when a requirement file changes (or the venv is new).
-$(STAMP): requirements.txt requirements-dev.txt | $(PY)
+# dpdash itself goes in too (editable, built by the pinned hatchling): the `dpdash` command, and a Python
+# that imports dpdash from any folder (a downloaded reproduce_release.py runs where it was saved).
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml | $(PY)
 	$(PY) -m pip install --no-input --quiet -r requirements-dev.txt
+	$(PY) -m pip install --no-input --quiet --no-deps --no-build-isolation --editable .
 	touch $@
 
 venv: $(STAMP)
@@ -87,8 +91,9 @@ lint: venv
 
 # --- running -----------------------------------------------------------------
 
+# Streamlit's file watcher off (`dpdash run` sets it): nothing in a served app changes while it runs.
 run: venv
-	$(VENV)/bin/streamlit run app.py
+	$(VENV)/bin/dpdash run --port $(PORT)
 
 audit: venv
 	$(PY) -m pytest -q tests/audit --audit=strong

@@ -17,8 +17,10 @@ import io
 import math
 import numbers
 import pprint
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,8 +29,10 @@ import pandas as pd
 from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.key_release import key_accuracy, key_preview
+from dpdash.ledger.location import default_ledger_location
 from dpdash.loading import COLUMN_KINDS
 from dpdash.mechanisms import DiscreteGaussian, Gaussian, RandomizedResponse
+from dpdash.pg_urls import is_url, redact
 from dpdash.published import Accuracy, numeric_accuracy, selection_accuracy
 from dpdash.queries import CompositeQuery, KeyCounts, Query, SelectionQuery
 from dpdash.release import (
@@ -124,15 +128,19 @@ new noise.
 
     python reproduce_release.py TABLE_FILE [--ledger LEDGER] [--preview]
 
+with a Python that has dpdash installed (the command RUN names the one that made it), or
+``dpdash reproduce reproduce_release.py TABLE_FILE``.
+
 TABLE_FILE is the file the table was loaded from (CSV, TSV, Parquet or Excel), read as the app reads it.
 Its identity (dpdash.ledger.fingerprint of the table as read, before the type changes) must be the
 dataset's, IDENTITY: any other table is refused.
 
-A run is a real release. It spends from the dataset's budget in the dpdash ledger ($DPDASH_LEDGER, else
-dpdash.ledger.default_ledger_path(), or --ledger), all or nothing, and prints the released values only
-after the spend is recorded. If the budget is short, nothing is recorded, nothing is printed as released,
-and the exit code is 1. With --preview it only simulates: numpy draws, no budget spent, and the numbers
-it prints are not a release and must not be published.
+A run is a real release. It spends from the dataset's budget in the ledger the release was spent from,
+LEDGER (or --ledger: a file, or a postgresql:// URL with its credentials), all or nothing, and prints the
+released values only after the spend is recorded. A ledger that is not there is refused. If the budget
+is short, nothing is recorded, nothing is printed as released, and the exit code is 1. With --preview it
+only simulates: numpy draws, no budget spent, and the numbers it prints are not a release
+and must not be published.
 """
 
 from __future__ import annotations
@@ -141,7 +149,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dpdash.ledger import Ledger, default_ledger_path, fingerprint
+from dpdash.ledger import Ledger, fingerprint
 from dpdash.errors import BudgetExceededError, DPDashError
 from dpdash.export import simulate_release
 from dpdash.loading import coerce_column, load_table
@@ -193,10 +201,13 @@ def preview(table) -> None:
     print(simulated.accuracy.column_label + ": " + simulated.definition)
 
 
-def spend_and_release(table, ledger_path: Path) -> None:
+def spend_and_release(table, ledger_path: str) -> None:
     """Release on ``table``, recorded in the ledger before anything is printed; refused if it does not fit."""
-    if not ledger_path.exists():
-        raise Refused(f"there is no dpdash ledger at {ledger_path} (give --ledger or set DPDASH_LEDGER)")
+    if "://" not in ledger_path and not Path(ledger_path).is_file():
+        raise Refused(
+            f"there is no dpdash ledger at {ledger_path}; this release was spent from {LEDGER}: give that "
+            "ledger's file (or URL) with --ledger"
+        )
     with Ledger(ledger_path) as ledger:
         dataset = ledger.find_dataset(IDENTITY)
         if dataset is None:
@@ -229,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         "ledger (see the docstring at the top of this file)."
     )
     parser.add_argument("table", help="the file the table was loaded from (CSV, TSV, Parquet or Excel)")
-    parser.add_argument("--ledger", help="the ledger file (default: $DPDASH_LEDGER, else dpdash's default)")
+    parser.add_argument("--ledger", help=f"the ledger (default: the release's own, {LEDGER})")
     parser.add_argument("--preview", action="store_true", help="simulate only: no release, no budget spent")
     args = parser.parse_args(argv)
     try:
@@ -237,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.preview:
             preview(table)
         else:
-            spend_and_release(table, Path(args.ledger) if args.ledger else default_ledger_path())
+            spend_and_release(table, args.ledger or LEDGER)
     except (Refused, DPDashError) as error:
         print(f"Not released, nothing was spent: {error}", file=sys.stderr)
         return 1
@@ -250,8 +261,8 @@ if __name__ == "__main__":
 
 #: The constants every script defines, in order (tests compare them with the release's).
 SCRIPT_CONSTANTS = (
-    "RELEASE", "TABLE_NAME", "IDENTITY", "FINGERPRINT", "COERCIONS", "LOSSY", "QUERY", "MECHANISM", "OPTIONS",
-    "EPSILON", "DELTA", "CONFIDENCE", "POSTPROCESS",
+    "RELEASE", "RUN", "LEDGER", "TABLE_NAME", "IDENTITY", "FINGERPRINT", "COERCIONS", "LOSSY", "QUERY",
+    "MECHANISM", "OPTIONS", "EPSILON", "DELTA", "CONFIDENCE", "POSTPROCESS",
 )  # fmt: skip
 
 
@@ -282,16 +293,19 @@ def release_script(
     coercions: Sequence[Sequence[str]] = (),
     lossy: bool = False,
     table_name: str = "",
+    ledger: str | Path | None = None,
+    python: str = "python",
 ) -> str:
     """A Python script that makes the same release again, and only through the ledger.
 
-    ``python reproduce_release.py TABLE_FILE [--ledger PATH] [--preview]`` reads the file with
+    ``python reproduce_release.py TABLE_FILE [--ledger LEDGER] [--preview]`` reads the file with
     ``dpdash.loading.load_table``, refuses it unless its identity (``dpdash.ledger.fingerprint``,
     before any type change) is the release's ``dataset_identity``, re-applies ``coercions`` (the app's
     type changes, in order, with ``drop_invalid=lossy``), checks that the result is the exact table the
     release states (``dataset_fingerprint``), and releases the same query (its public facts are in
     ``release.query``) with the same mechanism, ε, δ, confidence and post-processing, spending from the
-    dataset's budget in the ledger (``--ledger``, else ``default_ledger_path()``) in one transaction: if it
+    dataset's budget in the ledger (``--ledger``, else ``ledger``, the one the release was spent from) in one
+    transaction: if it
     does not fit, nothing is recorded or printed and the exit code is 1. ``--preview`` prints simulated
     values (``simulate_release``), labelled as such, and spends nothing.
 
@@ -305,6 +319,10 @@ def release_script(
             ``dpdash.loading.COLUMN_KINDS``.
         lossy: whether values that did not convert became missing.
         table_name: the table's name in the app (shown in the script, for people).
+        ledger: the ledger the release was spent from (``Ledger.location``: a file, or a PostgreSQL URL
+            without its password); ``None``: ``default_ledger_location()`` now. The script's ``--ledger``
+            defaults to it.
+        python: the Python the script's ``RUN`` command names (the app gives its own, ``sys.executable``).
 
     Raises:
         ParameterError: a release without a dataset identity, or with a mechanism ``release()`` does not
@@ -324,8 +342,13 @@ def release_script(
     mechanism = _mechanism_name(release)
     allowed = OPTIONS.get(MECHANISMS[mechanism], ())
     first = release.pieces[0].parameters if release.pieces else {}
+    location = str(default_ledger_location() if ledger is None else ledger)
+    location = redact(location) if is_url(location) else str(Path(location).expanduser().resolve())
+    table_file = table_name if table_name and "." in table_name else "TABLE_FILE"
     values: dict[str, object] = {
         "RELEASE": f"{release.query_name} with {release.mechanism}, {budget}",
+        "RUN": shlex.join([str(python), "reproduce_release.py", table_file]),
+        "LEDGER": location,
         "TABLE_NAME": table_name,
         "IDENTITY": release.dataset_identity,
         "FINGERPRINT": release.dataset_fingerprint,
@@ -340,7 +363,8 @@ def release_script(
         "POSTPROCESS": list(release.postprocessing),
     }
     constants = "\n".join(f"{name} = {_literal(values[name], name.lower())}" for name in SCRIPT_CONSTANTS)
-    return f"{_SCRIPT_DOC}\n{constants}\n{_SCRIPT_BODY}"
+    run = "".join(ch if ch.isprintable() else "?" for ch in str(values["RUN"]))  # one comment line, inert
+    return f"# Run it with: {run}\n{_SCRIPT_DOC}\n{constants}\n{_SCRIPT_BODY}"
 
 
 # ---- the script's --preview ----------------------------------------------------------------------------

@@ -74,7 +74,9 @@ def coded_table(tmp_path: Path) -> dict[str, Any]:
         ledger.add_dataset(name="people", fingerprint=identity, budget=Budget(12.0), accountant="basic")
     script = tmp_path / "reproduce_release.py"
     script.write_text(
-        release_script(app_release, coercions=[("sex", "categorical")], table_name="people.csv")
+        release_script(
+            app_release, coercions=[("sex", "categorical")], table_name="people.csv", ledger=ledger_path
+        )
     )
     return {
         "path": path,
@@ -86,11 +88,13 @@ def coded_table(tmp_path: Path) -> dict[str, Any]:
 
 
 def _run(script: Path, *args: str, ledger: Path | None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": REPO}
-    if ledger is not None:
-        env["DPDASH_LEDGER"] = str(ledger)
+    """The script run as a person runs it: this Python (dpdash installed in it), from the script's folder,
+    ``--ledger`` when given; $DPDASH_LEDGER names another file, which the script must not read."""
+    env = {**os.environ, "DPDASH_LEDGER": str(script.parent / "not-this-ledger.sqlite")}
+    env.pop("PYTHONPATH", None)
+    ledger_args = ("--ledger", str(ledger)) if ledger is not None else ()
     return subprocess.run(
-        [sys.executable, str(script), *args], capture_output=True, text=True, encoding="utf-8",
+        [sys.executable, str(script), *args, *ledger_args], capture_output=True, text=True, encoding="utf-8",
         cwd=str(script.parent), env=env, timeout=120,
     )  # fmt: skip
 
@@ -110,8 +114,13 @@ def _printed(stdout: str) -> dict[str, int]:
 
 
 def test_the_script_spends_from_the_ledger_and_matches_the_app_after_a_type_change(coded_table) -> None:
-    out = _run(coded_table["script"], str(coded_table["path"]), ledger=coded_table["ledger"])
+    """Run as downloaded: no PYTHONPATH, no --ledger, $DPDASH_LEDGER naming another file; it spends from
+    the ledger the release was made with, and its first line says the command that runs it."""
+    script = coded_table["script"].read_text()
+    assert script.splitlines()[0] == "# Run it with: python reproduce_release.py people.csv"
+    out = _run(coded_table["script"], str(coded_table["path"]), ledger=None)
     assert out.returncode == 0, out.stderr
+    assert not (coded_table["script"].parent / "not-this-ledger.sqlite").exists()
     assert _spent(coded_table["ledger"], coded_table["identity"]) == (5.0, 1)
     printed = _printed(out.stdout)
     assert list(printed) == ["1", "2", "(other)"]
@@ -120,6 +129,20 @@ def test_the_script_spends_from_the_ledger_and_matches_the_app_after_a_type_chan
     assert true["(other)"] == 0 and true["1"] > 300
     assert all(abs(printed[label] - true[label]) <= 5 for label in printed), (printed, true)
     assert "Released: histogram of sex with Geometric, ε = 5" in out.stdout
+
+
+def test_the_script_refuses_when_its_ledger_is_not_there(coded_table, tmp_path: Path) -> None:
+    """A script made with a ledger that is gone names it, and asks for --ledger; nothing is created."""
+    gone = tmp_path / "moved" / "ledger.sqlite"
+    script = tmp_path / "gone.py"
+    script.write_text(
+        release_script(coded_table["release"], coercions=[("sex", "categorical")],
+                       ledger=gone, python="/x/py")
+    )
+    assert script.read_text().splitlines()[0] == "# Run it with: /x/py reproduce_release.py TABLE_FILE"
+    out = _run(script, str(coded_table["path"]), ledger=None)
+    assert out.returncode == 1 and f"this release was spent from {gone}" in out.stderr, out.stderr
+    assert "--ledger" in out.stderr and not gone.parent.exists()
 
 
 def test_the_script_takes_the_ledger_from_the_command_line(coded_table) -> None:

@@ -4,6 +4,7 @@ the release just made with its ± and downloads."""
 
 from __future__ import annotations
 
+import sys
 import uuid
 from typing import Any
 
@@ -162,18 +163,21 @@ def show_last_release(table: ActiveTable) -> None:
             key="release_download_json", on_click="ignore",
         )
         if connection is None:
+            script = export.release_script(
+                last, coercions=coercions, lossy=lossy, table_name=name, ledger=ledger().location,
+                python=sys.executable,
+            )
             downloads[2].download_button(
-                "Python script (dpdash)",
-                export.release_script(last, coercions=coercions, lossy=lossy, table_name=name),
-                "reproduce_release.py",
-                "text/x-python",
+                "Python script (dpdash)", script, "reproduce_release.py", "text/x-python",
                 key="release_download_script", on_click="ignore",
             )
+            run = script.splitlines()[0].removeprefix("# Run it with: ")
             st.caption(
-                "The script releases again, with new noise, only by spending from this ledger: run "
-                "`python reproduce_release.py <the table's file>` (`--ledger PATH` for another ledger file); "
-                "`--preview` simulates and spends nothing."
+                f"The script releases again, with new noise, only by spending from this ledger "
+                f"({md(ledger().location)}). Run it where you saved it (`--ledger` for another ledger; "
+                "`--preview` simulates and spends nothing):"
             )
+            st.code(run, language="bash")
         else:
             st.caption(
                 "The reproduction script reads a file; this table is connected where it lives. From Python, "

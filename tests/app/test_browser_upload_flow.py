@@ -25,7 +25,7 @@ from dpdash.accounting import LaplaceEvent
 from dpdash.ledger import Ledger, fingerprint
 from dpdash.ledger.releases import release_count
 from dpdash.loading import load_table
-from tests.app.conftest import REPO_ROOT, find_free_port, start_streamlit, stop_process
+from tests.app.conftest import find_free_port, start_streamlit, stop_process
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
@@ -216,8 +216,12 @@ def test_an_upload_keeps_its_facts_and_budget_through_reloads_restarts_and_reupl
         script.write_bytes(download.value.path().read_bytes())
         ledger_path = env / "ledger.sqlite"
         identity = fingerprint(load_table(csv.read_bytes(), csv.name).data)
+        # Run as downloaded: the command its first line names (the server's Python), no PYTHONPATH, and no
+        # DPDASH_LEDGER: the script names the ledger it was spent from.
+        first_line = script.read_text().splitlines()[0]
+        assert first_line == f"# Run it with: {sys.executable} reproduce_release.py {csv.name}"
         run = [sys.executable, str(script), str(csv)]
-        environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DPDASH_LEDGER")}
         spent = subprocess.run(run, capture_output=True, text=True, env=environment, timeout=120)
         assert spent.returncode == 0, spent.stderr
         with Ledger(ledger_path) as ledger:
