@@ -6,6 +6,9 @@ created for ``master`` (default ``local[*]``, in this process) with dpdash's def
 driver bound to 127.0.0.1 when the master is local, quiet logs. Spark compares strings by their UTF-8
 bytes, which is code-point order, as pandas and DuckDB do. ``Source.close()`` leaves the session running
 (it is the process's, and may be the caller's): stop it with ``session.stop()``.
+
+A name is looked up as listed first (a view may be called ``visits 2024`` or ``it's``, or hold a dot), then as
+``database.table``; Spark is given it as quoted identifiers (`` `a``b` ``), never parsed as SQL.
 """
 
 from __future__ import annotations
@@ -48,16 +51,12 @@ def open_spark(table: str, *, master: str | None = None, session: Any = None) ->
     if session is None:
         session = spark_session(master or DEFAULT_MASTER)
     shown = session.sparkContext.master
-    database, _, name = table.rpartition(".")
     backend = ibis.pyspark.connect(session)
-    try:
-        names = backend.list_tables(database=database or None)
-    except Exception as error:
-        raise ParameterError(f"could not list the tables of Spark ({shown}): {error}") from None
+    database, name, names = _split(backend, table, shown)
     if name not in names:
         listed = ", ".join(repr(n) for n in names[:20]) or "none"
         raise ParameterError(f"no table {table!r} in Spark ({shown}) (tables: {listed})")
-    expr = backend.table(name, database=database or None)
+    expr = _table(backend, session, database, name)
     described = f"table {table!r} of Spark ({shown})"
     SourceLimits().check_columns(len(expr.columns), described)
     qualified = _resolve(session, database, name)
@@ -65,12 +64,42 @@ def open_spark(table: str, *, master: str | None = None, session: Any = None) ->
     return Source(expr, backend, described, f"spark:{shown}#{qualified}", owned=False, names=names)
 
 
+def _split(backend: Any, table: str, shown: str) -> tuple[str, str, list[str]]:
+    """(database, name, the names listed there): ``table`` itself if the current database lists it, else
+    split at its last dot."""
+    try:
+        names = backend.list_tables()
+        if table in names:
+            return "", table, names
+        database, _, name = table.rpartition(".")
+        return database, name, (backend.list_tables(database=database) if database else names)
+    except Exception as error:
+        raise ParameterError(f"could not list the tables of Spark ({shown}): {error}") from None
+
+
+def quoted(*parts: str) -> str:
+    """Spark SQL's quoted multi-part identifier: each part in backticks, a backtick in it doubled."""
+    return ".".join("`" + part.replace("`", "``") + "`" for part in parts if part)
+
+
+def _table(backend: Any, session: Any, database: str, name: str) -> Any:
+    """The Ibis table of ``database.name``, its schema read with the name quoted (Ibis' own ``table`` hands
+    Spark the bare name to parse, which fails on a space or a quote); Ibis quotes it in the SQL it writes."""
+    from ibis.backends.pyspark.datatypes import PySparkType
+    from ibis.expr import operations as ops
+    from ibis.expr import schema as sch
+
+    schema = sch.Schema(PySparkType.to_ibis(session.table(quoted(database, name)).schema))
+    namespace = ops.Namespace(database=database or None)
+    return ops.DatabaseTable(name, schema=schema, source=backend, namespace=namespace).to_expr()
+
+
 def _resolve(session: Any, database: str, name: str) -> str:
     """The table as Spark's catalog resolves it: ``database.table`` for a catalog table (``visits`` and
     ``default.visits`` are one), the name alone for a temporary view; as given if the catalog cannot say."""
     given = f"{database}.{name}" if database else name
     try:
-        found = session.catalog.getTable(given)
+        found = session.catalog.getTable(quoted(database, name))
     except Exception:  # py4j / analysis errors: keep the spelling given
         return given
     namespace = list(getattr(found, "namespace", None) or [])

@@ -122,3 +122,20 @@ def test_every_spelling_of_a_catalog_table_is_one_identity(spark: Any) -> None:
     assert len({s.fingerprint() for s in sources}) == 1
     assert {s.names for s in sources} == {("default.visits", "visits")}
     spark.sql("DROP TABLE default.visits")
+
+
+@pytest.mark.parametrize("name", ["visits 2024", "it's", 'say "hi"', "back`tick", "dotted.name"])
+def test_a_view_named_with_spaces_quotes_or_dots_opens(spark: Any, name: str) -> None:
+    """A view Spark lists under any name opens and answers (Spark parses a bare name as SQL: ``it's`` was a
+    ParseException), with the same count and sum as pandas; its location keeps the name as listed."""
+    from dpdash.engines.spark import quoted
+
+    df = table(9, rows=40)
+    spark.createDataFrame(df.astype(object).where(df.notna(), None), schema=_schema(df)) \
+        .createOrReplaceTempView(quoted(name))  # fmt: skip
+    source = open_spark(name, session=spark)
+    assert source.location == f"spark:local[2]#{name}"
+    assert evaluate(Count(), source).values == Count().evaluate(df).values
+    income = Sum(column=INCOME, bounds=(0, 100_000))
+    assert evaluate(income, source).values == pytest.approx(income.evaluate(df).values, rel=1e-9)
+    spark.catalog.dropTempView(quoted(name))
