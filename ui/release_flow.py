@@ -20,6 +20,7 @@ from dpdash.wording import Guarantee, accuracy_words, guarantee
 from ui.guarded import draw_release, record_release
 from ui.key_preview import offer_published_keys
 from ui.ledger_session import ledger
+from ui.numbers import left_text, spent_text
 from ui.release_choice import ReleaseChoice
 from ui.requests import released_table
 from ui.state import ActiveTable
@@ -84,8 +85,9 @@ def release_controls(
         )
         st.markdown(
             f"{again}**Confirm the release.** Cost: {cost}. "
-            f"Total spent after: ε = {spent_after:.4g} of {record.budget.epsilon:g} ({md(record.accountant)} "
-            f"accountant, δ = {record.budget.delta:g}); remaining {remaining_after:.4g}"
+            f"Total spent after: ε = {spent_text(spent_after)} of {record.budget.epsilon:g} "
+            f"({md(record.accountant)} accountant, δ = {record.budget.delta:g}); "
+            f"remaining {left_text(remaining_after)}"
             f"{' (almost nothing)' if low else ''}.  \n"
             "**This cannot be undone:** the budget is spent even if you discard the result."
         )
