@@ -26,12 +26,11 @@ from ui.access import guard_page
 from ui.budget_setting import budget_section
 from ui.connect import connect_section
 from ui.facts_form import facts_form
+from ui.forget_table import forget_section, forgotten_notice
 from ui.ledger_session import recorded_unit
 from ui.roles import acting_user
 from ui.state import (
-    DEFAULT_EXAMPLE,
     aligned_table,
-    forget,
     may_load,
     sample_rows,
     stored,
@@ -121,25 +120,8 @@ st.caption("Its identity: the key its budget is kept under, and what a roles fil
 st.code(table.identity, language=None)
 kept = stored(table)
 if kept is not None and kept.example is None:
-    left, right = st.columns([3, 1])
-    left.caption(
-        f"Kept in the workspace ({md(str(workspace().path))}) with its facts and type choices, so a reload "
-        "or a restart opens it again. Forgetting it deletes those files; its budget history stays in the "
-        "ledger."
-        if kept.connection is None
-        else f"Where it lives and its facts are kept in the workspace ({md(str(workspace().path))}), never a "
-        "password, so a reload or a restart connects it again (PostgreSQL: give the password again; a "
-        "source never takes one from this server's environment or files). Forgetting it deletes that "
-        "record; its budget history stays in the ledger."
-    )
-    if right.button("Forget this table", key="data_forget", width="stretch"):
-        forget(table)
-        use_example(DEFAULT_EXAMPLE, persist=False)
-        st.session_state["data_forgotten"] = table.name
-        st.rerun()
-if (gone := st.session_state.pop("data_forgotten", None)) is not None:
-    st.success(f"{md(gone)} was deleted from the workspace; its budget history stays in the ledger.",
-               icon=":material/delete:")  # fmt: skip
+    forget_section(table, kept)  # asks to confirm before deleting anything
+forgotten_notice()
 kinds = column_types(table.data)
 st.dataframe(sample_rows(table), height=240, key="data_preview")
 if table.engine is not None:  # its column types are the engine's schema: no type changes here

@@ -265,8 +265,17 @@ def test_a_new_session_restores_the_table_its_facts_and_budget(env: Path) -> Non
     assert table.facts.unit == Facts(rows_per_person=3, id_column="person_id") and "age" in table.facts.bounds
     assert "people.csv" in sidebar_text(again) and "No budget set" not in sidebar_text(again)
     assert unit_widgets(again) == ("person_id", 3, "add_remove", True)
+    again.button(key="data_forget").click().run()  # asks first: nothing is deleted yet
+    assert any("cannot be undone" in w.value for w in again.warning)
+    assert len(Workspace(env / "workspace").tables()) == 1
+    assert again.session_state["dpdash_dataset"].identity == IDENTITY
+    again.button(key="data_forget_cancel").click().run()  # "Keep it": the table stays, the question goes
+    assert len(Workspace(env / "workspace").tables()) == 1 and not any("cannot be undone" in w.value
+                                                                        for w in again.warning)
     again.button(key="data_forget").click().run()
+    again.button(key="data_forget_confirm").click().run()
     assert Workspace(env / "workspace").tables() == []
+    assert any("was deleted from the workspace" in s.value for s in again.success)
     third = new_session()
     assert third.session_state["dpdash_dataset"].identity != IDENTITY  # the example
     with Ledger(env / "ledger.sqlite") as ledger:
