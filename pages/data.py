@@ -59,7 +59,8 @@ buttons = st.columns(len(EXAMPLES) + 1) if loading else []
 for column, name in zip(buttons, EXAMPLES, strict=False):
     if column.button(f"Example: {name}", key=f"data_example_{name}", width="stretch"):
         use_example(name, user=acting_user())
-        st.session_state.pop("data_upload_warnings", None)
+        for stale in ("data_upload_warnings", "data_upload_error"):
+            st.session_state.pop(stale, None)
         st.rerun()
 upload = None if not loading else st.file_uploader(
     f"…or upload CSV, TSV, Parquet or Excel (.xlsx), up to {MAX_UPLOAD_MB} MB",
@@ -74,10 +75,11 @@ if upload is not None and st.session_state.get("data_upload_seen") != seen:
     with st.status(f"Reading {shown}: parsing {upload.size / 1e6:.3g} MB…") as status:
         try:
             loaded = load_table(upload.getvalue(), upload.name)
-        except DPDashError as error:
-            status.update(label=f"{shown} was not loaded: {md(error)}", state="error", expanded=True)
-            st.write("Nothing else changed: the table before stays active. Fix the file, then upload it.")
+        except DPDashError as error:  # said in an error box below the status, kept until the next upload
+            status.update(label=f"Reading {shown}: stopped", state="error", expanded=False)
+            st.session_state["data_upload_error"] = (upload.name, str(error))
         else:
+            st.session_state.pop("data_upload_error", None)
             # The same content (any format, column order or earlier type choices) is the same people: it
             # keeps the name and the facts declared for it, and the ledger finds its budget by the same
             # identity.
@@ -96,6 +98,10 @@ if upload is not None and st.session_state.get("data_upload_seen") != seen:
             status.update(label=f"{shown} loaded", state="complete")
             st.session_state["data_upload_warnings"] = list(loaded.warnings)
             st.rerun()
+if upload is not None and (failed := st.session_state.get("data_upload_error")) is not None:
+    st.error(f"**{md(failed[0])} was not loaded.** {md(failed[1])}  \nNothing changed: the table before "
+             "stays active. Fix the file as said, or save it as CSV, then upload it again.",
+             icon=":material/error:")  # fmt: skip
 if loading:
     connect_section()
 for warning in st.session_state.get("data_upload_warnings", []):
