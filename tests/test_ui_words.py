@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dpdash.facts import Truncation
 from dpdash.queries import DataReport
 from ui.numbers import left_text, spent_text
+from ui.possible_releases import typical_first
 from ui.previews import outside_words
 
 
@@ -41,3 +43,19 @@ def test_values_outside_the_declared_cells_are_said_in_words_never_none() -> Non
     )
     quantile = outside_words(_report(45, None))
     assert quantile == "45 values outside the declared range of candidates" and "None" not in quantile
+
+
+def test_the_first_possible_release_shown_is_a_typical_one_and_none_is_lost() -> None:
+    rng = np.random.default_rng(7)
+    truth = np.array([100.0, 50.0])
+    draws = truth + rng.laplace(scale=10.0, size=(30, 2))
+    draws[0] = truth + np.array([400.0, -3.0])  # an outlier that would have been shown first
+    ordered = typical_first(draws, truth)
+    distance = np.abs(ordered - truth).max(axis=1)
+    assert distance[0] < 400.0
+    assert abs(distance[0] - np.median(distance)) == np.abs(distance - np.median(distance)).min()
+    first = int(np.flatnonzero((draws == ordered[0]).all(axis=1))[0])
+    np.testing.assert_array_equal(ordered[1:], np.delete(draws, first, axis=0))  # the rest kept, in order
+    blind = typical_first(draws)  # no true values: the centre is each answer's median draw
+    spread = np.abs(blind - np.median(draws, axis=0)).max(axis=1)
+    assert abs(spread[0] - np.median(spread)) == np.abs(spread - np.median(spread)).min()
