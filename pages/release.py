@@ -159,4 +159,4 @@ if not owner:  # an analyst requests; an owner approves or declines (ui/requests
 release_controls(
     table, record, choice, fits=fits, low=low, spent_after=spent_after, remaining_after=remaining_after
 )
-show_last_release(table)
+show_last_release(table, choice)

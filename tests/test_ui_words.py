@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpdash.facts import Truncation
-from dpdash.queries import DataReport
+from dpdash.queries import DataReport, Mode, Quantile
+from dpdash.wording import mechanism_name
 from ui.numbers import left_text, spent_text
 from ui.possible_releases import typical_first
 from ui.previews import outside_words
@@ -59,3 +60,13 @@ def test_the_first_possible_release_shown_is_a_typical_one_and_none_is_lost() ->
     blind = typical_first(draws)  # no true values: the centre is each answer's median draw
     spread = np.abs(blind - np.median(draws, axis=0)).max(axis=1)
     assert abs(spread[0] - np.median(spread)) == np.abs(spread - np.median(spread)).min()
+
+
+def test_mechanisms_are_named_as_people_read_them_and_a_selection_gap_in_rows() -> None:
+    assert [mechanism_name(n) for n in ("ExponentialMechanism", "PermuteAndFlip", "ReportNoisyMax")] == [
+        "Exponential mechanism", "Permute-and-flip", "Report noisy max",
+    ]  # fmt: skip
+    assert mechanism_name("something else") == "something else"
+    quartiles = Quantile(column="x", candidates=(0.0, 1.0, 2.0), quantiles=(0.25, 0.5))
+    assert quartiles.utility_per_row == (4, 2)  # u counts 1/b row for q = a/b
+    assert Mode(column="x", categories=("a", "b")).utility_per_row == (1,)

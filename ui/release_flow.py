@@ -16,7 +16,7 @@ from dpdash.facts import Facts
 from dpdash.ledger import Dataset
 from dpdash.queries import Query
 from dpdash.release import Release
-from dpdash.wording import Guarantee, accuracy_words, guarantee
+from dpdash.wording import Guarantee, accuracy_words, guarantee, mechanism_name
 from ui.guarded import draw_release, record_release
 from ui.key_preview import offer_published_keys
 from ui.ledger_session import ledger
@@ -120,15 +120,20 @@ def release_controls(
                 st.rerun()
 
 
-def show_last_release(table: ActiveTable) -> None:
-    """The release just made from this table, with its ±, what it guarantees and its downloads."""
+def show_last_release(table: ActiveTable, choice: ReleaseChoice) -> None:
+    """The release just made from this table, with its ±, what it guarantees and its downloads, under
+    the query it answered only: with another query chosen, one line says where it went."""
     last: Release | None = st.session_state.get(_LAST)
     if last is None or last.dataset_fingerprint != table.fingerprint:
         return
+    released_query = st.session_state.get(_LAST_REQUEST, (None,))[0]
+    if released_query != choice.key(table.fingerprint)[0]:
+        st.caption(f"Your last release ({md(last.query_name)}) shows again when that query is chosen.")
+        return
     with st.container(border=True):
         st.markdown(
-            f"#### :material/verified: Released · {md(last.query_name)} · {md(last.mechanism)} · "
-            f"ε = {last.epsilon:g}"
+            f"#### :material/verified: Released · {md(last.query_name)} · "
+            f"{md(mechanism_name(last.mechanism))} · ε = {last.epsilon:g}"
         )
         accuracy, words = last.accuracy, guarantee(Facts.from_dict(last.query.get("facts", {})), last.epsilon,
                                                    last.delta)  # fmt: skip
