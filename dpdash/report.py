@@ -19,7 +19,7 @@ from dpdash.ledger import Dataset, Entry
 from dpdash.ledger.releases import group_releases
 from dpdash.release import Release
 from dpdash.risk import max_detection_rate, posterior_bound
-from dpdash.wording import accuracy_words, guarantee, percent
+from dpdash.wording import accuracy_words, guarantee, mechanism_name, percent
 
 __all__ = ["figure", "plan_report", "released_values", "stakeholder_report"]
 
@@ -165,7 +165,8 @@ def stakeholder_report(
             "imported from an export it could not verify): see that release's own record.</span>"
         )  # fmt: skip
         name = record.query_name if record is not None else group[0].query
-        rows.append(f"<tr><td class=n>{number}</td><td>{e(name)}<br><span class=note>{e(group[0].mechanism)}"
+        how = mechanism_name(group[0].mechanism)
+        rows.append(f"<tr><td class=n>{number}</td><td>{e(name)}<br><span class=note>{e(how)}"
                     f" · {e(group[0].created_at[:16].replace('T', ' '))} UTC · {cost}</span></td>"
                     f"<td>{what}</td></tr>")  # fmt: skip
     scope = "this release" if len(groups) == 1 else f"the {len(groups)} releases together"
@@ -228,7 +229,8 @@ def _technical(
         for name, t in totals.items()
     )
     ledger_rows = "".join(
-        f"<tr><td>{e(x.created_at[:19].replace('T', ' '))}</td><td>{e(x.query)}</td><td>{e(x.mechanism)}</td>"
+        f"<tr><td>{e(x.created_at[:19].replace('T', ' '))}</td><td>{e(x.query)}</td>"
+        f"<td>{e(mechanism_name(x.mechanism))}</td>"
         f"<td class=n>{_number(x.epsilon)}</td><td class=n>{_number(x.delta, 2)}</td></tr>"
         for x in entries
     )

@@ -29,6 +29,7 @@ __all__ = [
     "delta_words",
     "factor",
     "guarantee",
+    "mechanism_name",
     "percent",
     "protected_unit",
     "relation_choice",
@@ -204,6 +205,20 @@ def guarantee(
     if accountant is not None:
         technical += f" Several releases are added up by the {accountant!r} accountant at this δ."
     return Guarantee(plain, technical)
+
+
+def mechanism_name(recorded: str) -> str:
+    """A mechanism as people name it (its ``name``, as the menus show it), from the class name a release
+    records: ``"ExponentialMechanism"`` reads ``"Exponential mechanism"``. Any other text is returned as
+    it is.
+
+    >>> mechanism_name("ExponentialMechanism"), mechanism_name("PermuteAndFlip"), mechanism_name("Laplace")
+    ('Exponential mechanism', 'Permute-and-flip', 'Laplace')
+    """
+    import dpdash.mechanisms as mechanisms  # here: the mechanisms need none of this module
+
+    found = getattr(mechanisms, recorded, None) if recorded in mechanisms.__all__ else None
+    return str(getattr(found, "name", recorded)) if isinstance(found, type) else recorded
 
 
 def relation_choice(neighbours: Neighbours) -> str:

@@ -27,7 +27,7 @@ from ui.chart_view import show_chart
 from ui.guarded import owner_ledger
 from ui.ledger_session import ledger, ledger_session, registered_or_stop
 from ui.ledger_transfer import import_section, signing_keys_section
-from ui.numbers import plural
+from ui.numbers import left_text, plural
 from ui.roles import acting_user
 from ui.state import active_table, allowed
 from ui.text import md, show_guarantee
@@ -74,7 +74,8 @@ with gauge:
         f"ε = {budget.epsilon:g} (δ = {budget.delta:g}); {status.remaining_epsilon:.6g} remains.",
     )  # fmt: skip
 with facts:
-    st.metric("remaining ε", f"{status.remaining_epsilon:.4g}", help=f"budget − spent, under {md(keeper)}")
+    st.metric("remaining ε", left_text(status.remaining_epsilon),
+              help=f"budget − spent, under {md(keeper)}: exactly {status.remaining_epsilon!r}")  # fmt: skip
     # A release of several pieces (a mean: sum and count) is several entries, one release.
     releases = group_releases(entries)
     st.metric("releases", len(releases), help=plural(len(entries), "ledger entry", "ledger entries"))

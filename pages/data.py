@@ -26,12 +26,11 @@ from ui.access import guard_page
 from ui.budget_setting import budget_section
 from ui.connect import connect_section
 from ui.facts_form import facts_form
+from ui.forget_table import forget_section, forgotten_notice
 from ui.ledger_session import recorded_unit
 from ui.roles import acting_user
 from ui.state import (
-    DEFAULT_EXAMPLE,
     aligned_table,
-    forget,
     may_load,
     sample_rows,
     stored,
@@ -60,7 +59,8 @@ buttons = st.columns(len(EXAMPLES) + 1) if loading else []
 for column, name in zip(buttons, EXAMPLES, strict=False):
     if column.button(f"Example: {name}", key=f"data_example_{name}", width="stretch"):
         use_example(name, user=acting_user())
-        st.session_state.pop("data_upload_warnings", None)
+        for stale in ("data_upload_warnings", "data_upload_error"):
+            st.session_state.pop(stale, None)
         st.rerun()
 upload = None if not loading else st.file_uploader(
     f"…or upload CSV, TSV, Parquet or Excel (.xlsx), up to {MAX_UPLOAD_MB} MB",
@@ -75,10 +75,11 @@ if upload is not None and st.session_state.get("data_upload_seen") != seen:
     with st.status(f"Reading {shown}: parsing {upload.size / 1e6:.3g} MB…") as status:
         try:
             loaded = load_table(upload.getvalue(), upload.name)
-        except DPDashError as error:
-            status.update(label=f"{shown} was not loaded: {md(error)}", state="error", expanded=True)
-            st.write("Nothing else changed: the table before stays active. Fix the file, then upload it.")
+        except DPDashError as error:  # said in an error box below the status, kept until the next upload
+            status.update(label=f"Reading {shown}: stopped", state="error", expanded=False)
+            st.session_state["data_upload_error"] = (upload.name, str(error))
         else:
+            st.session_state.pop("data_upload_error", None)
             # The same content (any format, column order or earlier type choices) is the same people: it
             # keeps the name and the facts declared for it, and the ledger finds its budget by the same
             # identity.
@@ -97,6 +98,10 @@ if upload is not None and st.session_state.get("data_upload_seen") != seen:
             status.update(label=f"{shown} loaded", state="complete")
             st.session_state["data_upload_warnings"] = list(loaded.warnings)
             st.rerun()
+if upload is not None and (failed := st.session_state.get("data_upload_error")) is not None:
+    st.error(f"**{md(failed[0])} was not loaded.** {md(failed[1])}  \nNothing changed: the table before "
+             "stays active. Fix the file as said, or save it as CSV, then upload it again.",
+             icon=":material/error:")  # fmt: skip
 if loading:
     connect_section()
 for warning in st.session_state.get("data_upload_warnings", []):
@@ -121,25 +126,8 @@ st.caption("Its identity: the key its budget is kept under, and what a roles fil
 st.code(table.identity, language=None)
 kept = stored(table)
 if kept is not None and kept.example is None:
-    left, right = st.columns([3, 1])
-    left.caption(
-        f"Kept in the workspace ({md(str(workspace().path))}) with its facts and type choices, so a reload "
-        "or a restart opens it again. Forgetting it deletes those files; its budget history stays in the "
-        "ledger."
-        if kept.connection is None
-        else f"Where it lives and its facts are kept in the workspace ({md(str(workspace().path))}), never a "
-        "password, so a reload or a restart connects it again (PostgreSQL: give the password again; a "
-        "source never takes one from this server's environment or files). Forgetting it deletes that "
-        "record; its budget history stays in the ledger."
-    )
-    if right.button("Forget this table", key="data_forget", width="stretch"):
-        forget(table)
-        use_example(DEFAULT_EXAMPLE, persist=False)
-        st.session_state["data_forgotten"] = table.name
-        st.rerun()
-if (gone := st.session_state.pop("data_forgotten", None)) is not None:
-    st.success(f"{md(gone)} was deleted from the workspace; its budget history stays in the ledger.",
-               icon=":material/delete:")  # fmt: skip
+    forget_section(table, kept)  # asks to confirm before deleting anything
+forgotten_notice()
 kinds = column_types(table.data)
 st.dataframe(sample_rows(table), height=240, key="data_preview")
 if table.engine is not None:  # its column types are the engine's schema: no type changes here

@@ -10,14 +10,14 @@ import pandas as pd
 import streamlit as st
 
 from dpdash import comparison
-from dpdash.facts import Facts
 from dpdash.wording import guarantee
 from ui.access import guard_page
 from ui.chart_view import show_chart
 from ui.charts import accuracy_curve_figure, noise_figure
-from ui.explorer_tables import DEFAULT_ALPHA, DEFAULTS, compared, inverted
+from ui.explorer_tables import DEFAULT_ALPHA, DEFAULTS, compared, count_sensitivity, inverted, protected_by
 from ui.explorer_tables import curves as curve_table
 from ui.numbers import all_of, delta_text, plural
+from ui.state import active_table
 from ui.text import show_guarantee
 from ui.widgets import delta_control, epsilon_control
 
@@ -29,19 +29,23 @@ st.caption(
 )
 
 
+unit = active_table().facts.unit
+if st.session_state.get("explorer_unit") != unit:  # a new table: its count's sensitivity is the default
+    st.session_state["explorer_unit"] = unit
+    st.session_state["explorer_l1"] = st.session_state["explorer_l2"] = count_sensitivity(unit)
 controls, settings = st.columns([3, 2], gap="large")
 with controls:
     epsilon = epsilon_control("explorer_epsilon", label="ε to compare the mechanisms at")
     delta = delta_control("explorer_delta")
 with settings:
     l1 = st.number_input(
-        "ℓ1 sensitivity Δ₁", min_value=1e-6, value=DEFAULTS["l1"], step=1.0, format="%g", key="explorer_l1",
+        "ℓ1 sensitivity Δ₁", min_value=1e-6, step=1.0, format="%g", key="explorer_l1",
         help="The most the answers (all k together, summed) can change when one record is added or "
         "removed. Laplace and geometric noise scale with it; the staircase and discrete Gaussian take it "
         "as the change of one answer.",
     )  # fmt: skip
     l2 = st.number_input(
-        "ℓ2 sensitivity Δ₂", min_value=1e-6, value=DEFAULTS["l2"], step=1.0, format="%g", key="explorer_l2",
+        "ℓ2 sensitivity Δ₂", min_value=1e-6, step=1.0, format="%g", key="explorer_l2",
         help="The same change measured in ℓ2 (Euclidean) length; Gaussian noise scales with it.",
     )  # fmt: skip
     k = int(st.number_input("answers released together, k", min_value=1, max_value=1_000_000,
@@ -51,9 +55,12 @@ with settings:
         format_func=lambda c: f"{c:.1%}", key="explorer_confidence",
     )  # fmt: skip
 
-show_guarantee(guarantee(Facts(), epsilon, delta, scope="each mechanism here", caveat=False), key="explorer_"
-               "guarantee", lead="Sensitivities as entered, for one row (enter a person's whole contribution "
-               "to protect people with several rows). ")  # fmt: skip
+covered, lead = protected_by(unit, l1, l2)  # the caption follows the Δ entered and the table's unit
+if covered is None:
+    st.caption(lead)
+else:
+    show_guarantee(guarantee(covered, epsilon, delta, scope="each mechanism here", caveat=False),
+                   key="explorer_guarantee", lead=lead)  # fmt: skip
 
 if epsilon is None:
     st.stop()

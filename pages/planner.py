@@ -19,6 +19,7 @@ from dpdash.queries import (
 from dpdash.report import plan_report
 from ui.access import guard_page
 from ui.ledger_session import ledger, registered_or_stop
+from ui.numbers import left_text, spent_text
 from ui.plan_rows import COLUMNS, DEFAULT_BINS, MECHANISMS, blank, combined_answers, default_plan, plan_row
 from ui.query_builder import query_controls
 from ui.state import active_table
@@ -33,10 +34,12 @@ if record is None:
     st.stop()
 status = ledger().status(record)
 st.caption(
-    f"Budget ε = {record.budget.epsilon:g} (δ = {record.budget.delta:g}), {status.spent.epsilon:.4g} spent, "
-    f"{status.remaining_epsilon:.4g} left under the **{md(record.accountant)}** accountant. Planning spends "
-    "nothing. Unlocked rows share what is left in proportion to their weights (one common factor, PSI's "
-    "rule); a locked row keeps its ε, or the ε its ±accuracy needs."
+    f"Budget ε = {record.budget.epsilon:g} (δ = {record.budget.delta:g}), "
+    f"{spent_text(status.spent.epsilon)} spent, {left_text(status.remaining_epsilon)} left under the "
+    f"**{md(record.accountant)}** accountant. Planning spends nothing. Unlocked rows share what is left in "
+    "proportion to their weights (one common factor, PSI's rule); a locked row keeps its ε, or the ε its "
+    "±accuracy needs.",
+    help=f"Exactly: {status.spent.epsilon!r} spent, {status.remaining_epsilon!r} left.",
 )
 
 if status.exhausted:
@@ -133,8 +136,8 @@ result = pd.DataFrame(
 )  # fmt: skip
 if plan.fits:
     st.success(
-        f"The plan fits: total ε = {plan.total:.4g} of {record.budget.epsilon:g} ({md(plan.accountant)}), "
-        f"{plan.remaining_after:.4g} would remain.",
+        f"The plan fits: total ε = {spent_text(plan.total)} of {record.budget.epsilon:g} "
+        f"({md(plan.accountant)}), {left_text(plan.remaining_after)} would remain.",
         icon=":material/check:",
     )
     st.dataframe(result, hide_index=True, key="planner_result")

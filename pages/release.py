@@ -24,6 +24,7 @@ from ui.guarded import evaluate
 from ui.key_preview import key_counts_preview
 from ui.ledger_session import registered_or_stop
 from ui.mechanism_menus import KEY_MECHANISMS, NOISE_MECHANISMS, SELECTION_MECHANISMS, needs_delta
+from ui.numbers import left_text, spent_text
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
 from ui.release_choice import ReleaseChoice
@@ -130,8 +131,10 @@ if record is None:
 
 spent_now, spent_after, fits, remaining_after = spend_figures(record, query, spent_by)
 st.markdown(
-    f"Spent so far ε = {spent_now:.4g} of {record.budget.epsilon:g}; this release would bring it to "
-    f"**{spent_after:.4g}** ({md(record.accountant)} accountant)."
+    f"Spent so far ε = {spent_text(spent_now)} of {record.budget.epsilon:g}; this release would bring it to "
+    f"**{spent_text(spent_after)}** ({md(record.accountant)} accountant).",
+    help=f"Exact: spent so far ε = {spent_now!r}, after this release ε = {spent_after!r} (shown rounded "
+    "up to 3 significant digits, so never less than what is spent).",
 )
 show_guarantee(
     guarantee(table.facts.unit, epsilon, delta, accountant=record.accountant), key="release_guarantee"
@@ -139,7 +142,7 @@ show_guarantee(
 low = fits and remaining_after < LOW_REMAINING * record.budget.epsilon
 if low:
     st.warning(
-        f"This release would leave only ε = {remaining_after:.4g} of the budget "
+        f"This release would leave only ε = {left_text(remaining_after)} of the budget "
         f"ε = {record.budget.epsilon:g} (less than {LOW_REMAINING:.0%}): after it, almost nothing more can "
         "be released from this table. A smaller ε keeps budget for later questions.",
         icon=":material/warning:",
@@ -156,4 +159,4 @@ if not owner:  # an analyst requests; an owner approves or declines (ui/requests
 release_controls(
     table, record, choice, fits=fits, low=low, spent_after=spent_after, remaining_after=remaining_after
 )
-show_last_release(table)
+show_last_release(table, choice)

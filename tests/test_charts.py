@@ -209,3 +209,33 @@ def test_doctests_of_the_number_helpers(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def _lab(colour: str) -> np.ndarray:
+    """CIELAB (D65) of a "#rrggbb" colour."""
+    rgb = np.array([int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)])
+    rgb = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ rgb
+    f = np.cbrt(np.maximum(xyz / np.array([0.95047, 1.0, 1.08883]), 0.008856))
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_every_mechanism_of_the_lineup_has_its_own_clearly_different_colour() -> None:
+    from dpdash.comparison import LINEUP
+    from ui.charts import MECHANISM_COLOURS
+
+    assert set(LINEUP) <= set(MECHANISM_COLOURS)
+    colours = [MECHANISM_COLOURS[label] for label in LINEUP]
+    closest = min(np.linalg.norm(_lab(a) - _lab(b)) for i, a in enumerate(colours) for b in colours[i + 1 :])
+    assert closest >= 40  # CIELAB ΔE; the former orange and vermillion were 33 apart, blue and sky blue 26
+
+
+def test_log_epsilon_axes_label_powers_of_ten_only() -> None:
+    from dpdash.comparison import accuracy_curves
+    from ui.charts import accuracy_curve_figure
+
+    curves = accuracy_curves(epsilons=np.geomspace(0.01, 10, 5), delta=1e-5, l1_sensitivity=1.0,
+                             l2_sensitivity=1.0, k=1, confidence=0.95)  # fmt: skip
+    figure = accuracy_curve_figure(curves, current_epsilon=1.0, confidence=0.95, k=1)
+    for axis in (figure.layout.xaxis, figure.layout.yaxis):
+        assert (axis.type, axis.dtick, axis.tickformat) == ("log", 1, "~g")

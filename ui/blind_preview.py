@@ -10,9 +10,9 @@ missing-value figures are given: those are the owner's, who sees them before app
   post-processing (rounding, clamping) it is simulated around the reference, and says so.
 - A mean or a variance (noisy pieces combined): the exact ± of each piece; the combined ± depends on the
   count, so the owner sees it at the true pieces and the release states it at its released pieces.
-- A quantile or a mode: the guarantee in utility units (how far from the best candidate the pick lands,
-  in rows), which holds for any table; the ± a release states, in the column's units, comes from the
-  chances of each candidate, which depend on the data.
+- A quantile or a mode: the guarantee in rows (how far the pick's rank lands from the quantile's, or its
+  count from the largest), which holds for any table; the ± a release states, in the column's units,
+  comes from the chances of each candidate, which depend on the data.
 """
 
 from __future__ import annotations
@@ -125,16 +125,23 @@ def _pieces_preview(pieces: list[Any], *, confidence: float, key: str) -> None:
 def analyst_selection_preview(
     choice: ReleaseChoice, selectors: list[Any], *, labels: list[str], mechanism_label: str
 ) -> None:
-    """A quantile's (or mode's) guarantee in utility units, which holds whatever the table."""
+    """A quantile's (or mode's) guarantee in what its utility counts, rows (of rank for a quantile, of
+    count for a mode), which holds whatever the table."""
     query: Any = choice.query
     candidates, confidence = len(query.candidates), choice.confidence
-    for label, selector in zip(labels, selectors, strict=True):
-        gap = selector.utility_gap(confidence, candidates)
-        st.metric(f"{label}: utility gap ({confidence:.0%})", _fmt(gap))
+    quantile = query.kind == "quantile"
+    for label, selector, per_row in zip(labels, selectors, query.utility_per_row, strict=True):
+        rows = selector.utility_gap(confidence, candidates) / per_row
+        what = "rank off by at most" if quantile else "count below the largest by at most"
+        st.metric(f"{label}: {what} ({confidence:.0%})", f"{_fmt(rows)} rows")
+    within = (
+        "whose rank is at most that many rows from the quantile's rank q·n (the rows below it, out of n)"
+        if quantile
+        else "whose count is at most that many rows below the largest count"
+    )
     st.caption(
         f"With {confidence:.0%} probability the {md(mechanism_label.lower())} picks one of the "
-        f"{candidates} public candidates whose utility is within the gap of the best one's (for a quantile, "
-        "utility counts rows between the candidate and the true quantile). Which candidate that is depends "
-        "on the data: the chance of each, and the ± in the column's units that the release states, are the "
-        f"owner's to see. {NO_TRUTH}"
+        f"{candidates} public candidates {within}. Which candidate that is depends on the data: the "
+        "chance of each, and the ± in the column's units that the release states, are the owner's to see. "
+        f"{NO_TRUTH}"
     )

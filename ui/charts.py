@@ -1,7 +1,9 @@
 """Plotly figure builders (Streamlit-free: they take data and return figures).
 
 Colours are the Okabe–Ito palette, readable with the common colour-vision deficiencies, and each
-mechanism keeps its colour on every chart.
+mechanism keeps its colour on every chart (``MECHANISM_COLOURS``, the one table every chart that draws
+mechanisms reads). The six mechanisms take six clearly different colours: Okabe–Ito's orange and sky blue
+sit too close to its vermillion and blue, so black and a darkened yellow take their places.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ MECHANISM_COLOURS = {
     "Gaussian (analytic)": "#D55E00",
     "Gaussian (classic)": "#CC79A7",
     "Geometric": "#009E73",
-    "Discrete Gaussian": "#E69F00",
-    "Staircase": "#56B4E9",
+    "Discrete Gaussian": "#000000",
+    "Staircase": "#C9B400",
 }
+#: A log axis with labelled ticks at powers of ten only (0.01, 0.1, 1, 10), no crowded minor labels.
+LOG_AXIS = {"type": "log", "dtick": 1, "tickformat": "~g", "minor": {"showgrid": False}}
 DASHES = {"Gaussian (classic)": "dash", "Staircase": "dot"}
 #: The house layout. The legend sits at the very bottom of the figure (container coordinates), under the
 #: x-axis title whatever the figure's height, so the two never overlap. No Plotly template: Streamlit's
@@ -102,8 +106,8 @@ def accuracy_curve_figure(
     figure.update_layout(
         **LAYOUT,
         title=f"Error you can expect: {confidence:.0%} of releases have {answers} within ±",
-        xaxis={"type": "log", "title": "ε  (← more privacy · more accuracy →)"},
-        yaxis={"type": "log", "title": "half-width ±a"},
+        xaxis={**LOG_AXIS, "title": "ε  (← more privacy · more accuracy →)"},
+        yaxis={**LOG_AXIS, "title": "half-width ±a"},
     )
     return figure
 
@@ -157,7 +161,7 @@ def posterior_figure(
     figure.update_layout(
         **{**LAYOUT, "hovermode": "closest", "margin": {"l": 60, "r": 20, "t": 50, "b": 60}},  # no legend
         title="How sure can an attacker become that a person is in the data?",
-        xaxis={"type": "log", "title": "ε"},
+        xaxis={**LOG_AXIS, "title": "ε"},
         yaxis={"title": "attacker's belief", "tickformat": ".0%", "range": [0, 1.02]},
         showlegend=False,
     )
@@ -226,7 +230,7 @@ def reference_figure(points: list[tuple[str, float]], current_epsilon: float) ->
     mark_x(figure, current_epsilon, "your ε", log=True, line={"color": "#D55E00", "width": 3})
     figure.update_layout(
         **{**LAYOUT, "hovermode": False, "margin": {"l": 10, "r": 10, "t": 30, "b": 50}},
-        xaxis={"type": "log", "title": "ε", "range": [-2.2, 2.0]},
+        xaxis={**LOG_AXIS, "title": "ε", "range": [-2.2, 2.0]},
         yaxis={"visible": False, "range": [-0.7, len(points) - 0.3]},
         height=70 + 45 * len(points),
     )

@@ -7,16 +7,51 @@ Exact calibrations (the discrete Gaussian's σ to the last bit, the smallest ε 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpdash import comparison
+from dpdash.datasets import load_example
+from dpdash.facts import Facts
 from ui.widgets import DEFAULT_DELTA, DEFAULT_EPSILON, EPSILON_STOPS
 
-#: The explorer's first screen: ℓ1 and ℓ2 sensitivity 1, one answer, 95 % confidence, ±5 accepted.
-DEFAULTS = {"l1": 1.0, "l2": 1.0, "k": 1, "confidence": 0.95}
+#: The explorer's first screen: one answer, 95 % confidence, ±5 accepted; its sensitivity is the active
+#: table's for a count (:func:`count_sensitivity`).
+DEFAULTS = {"k": 1, "confidence": 0.95}
 DEFAULT_ALPHA = 5.0
+
+
+def count_sensitivity(unit: Facts) -> float:
+    """Δ₁ = Δ₂ of a count under the unit of privacy ``unit``: c, the rows one person may have (each row
+    adds at most 1; under substitution a filtered count's c rows may all start or stop matching)."""
+    return float(unit.rows_per_person)
+
+
+def protected_by(unit: Facts, l1: float, l2: float) -> tuple[Facts | None, str]:
+    """Whom a count with sensitivities (Δ₁, Δ₂) protects, as facts for ``dpdash.wording.guarantee``,
+    and a lead that says how that follows from the Δ entered and the active table's ``unit``: m =
+    ⌊min(Δ₁, Δ₂)⌋ rows of one person (each row moves a count by 1). None when Δ < 1 covers no row."""
+    c, rows = unit.rows_per_person, math.floor(min(l1, l2) + 1e-9)
+    shown = f"Δ = {l1:g}" if l1 == l2 else f"Δ₁ = {l1:g}, Δ₂ = {l2:g}"
+    if rows == c:
+        per = "one row" if c == 1 else f"up to {c} rows"
+        return unit.unit_only, (
+            f"{shown}: a count of the active table, whose unit of privacy is a person with {per} (each row "
+            f"moves a count by 1). "
+        )
+    table = f"the active table declares up to {c} rows per person, so its counts need Δ = {c}"
+    if rows < 1:
+        return None, (
+            f"{shown}, as entered: less than one row moves a count, so for a count this protects no row "
+            f"({table}). It fits a query that one person moves by at most {min(l1, l2):g}."
+        )
+    covered = "one row" if rows == 1 else f"up to {rows} rows of one person"
+    return Facts(neighbours=unit.neighbours, rows_per_person=rows), (
+        f"{shown}, as entered: for a count (each row moves it by 1) this covers {covered}; {table}. "
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -44,9 +79,11 @@ def inverted(alpha: float, delta: float, l1: float, l2: float, k: int, confidenc
     )
 
 
-def warm() -> None:
-    """Compute the explorer's first screen into the server's cache."""
-    numbers = tuple(DEFAULTS.values())
+def warm(example: str = "patients") -> None:
+    """Compute the explorer's first screen into the server's cache: its sensitivity is that of a count of
+    ``example``, the table a first visit opens on (``ui.state.DEFAULT_EXAMPLE``)."""
+    delta = count_sensitivity(load_example(example).facts.unit)
+    numbers = (delta, delta, *DEFAULTS.values())
     compared(DEFAULT_EPSILON, DEFAULT_DELTA, *numbers)
     curves(DEFAULT_DELTA, *numbers)
     inverted(DEFAULT_ALPHA, DEFAULT_DELTA, *numbers)

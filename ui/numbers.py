@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["all_of", "delta_text", "percent", "plural", "significant", "thousands"]
+__all__ = ["all_of", "delta_text", "left_text", "percent", "plural", "significant", "spent_text", "thousands"]
 
 
 def plural(n: int, noun: str, plural_form: str | None = None) -> str:
@@ -84,3 +84,39 @@ def delta_text(delta: float) -> str:
         return f"{delta:g}"
     mantissa, exponent = f"{delta:.2g}".split("e") if "e" in f"{delta:.2g}" else (f"{delta:.2g}", "0")
     return f"{mantissa}e{int(exponent)}"
+
+
+def spent_text(x: float, digits: int = 3) -> str:
+    """A privacy-loss total (ε or δ spent) for reading: ``digits`` significant digits, rounded UP, so the
+    number shown never understates what was spent. Floating-point dust within 1e-9 of a shown value is not
+    rounded up (0.30000000000000004 reads 0.3); the exact value belongs in a tooltip or an export.
+
+    >>> spent_text(0.09998), spent_text(0.1 + 0.2), spent_text(0.12301), spent_text(2.0), spent_text(1234.5)
+    ('0.1', '0.3', '0.124', '2', '1240')
+    """
+    return _directed(x, digits, up=True)
+
+
+def left_text(x: float, digits: int = 3) -> str:
+    """What remains of a budget for reading: like :func:`spent_text`, rounded DOWN, never overstating it.
+
+    >>> left_text(0.09998), left_text(0.9), left_text(0.12399), left_text(0.0)
+    ('0.0999', '0.9', '0.123', '0')
+    """
+    return _directed(x, digits, up=False)
+
+
+def _directed(x: float, digits: int, *, up: bool) -> str:
+    if not math.isfinite(x) or x == 0:
+        return significant(x, digits)
+    decimals = digits - 1 - math.floor(math.log10(abs(x)))
+    scaled = x * 10.0**decimals
+    nearest = round(scaled)
+    if abs(scaled - nearest) <= 1e-9 * max(1.0, abs(scaled)):
+        whole = nearest
+    else:
+        whole = math.ceil(scaled) if up else math.floor(scaled)
+    if decimals <= 0:
+        return str(whole * 10 ** (-decimals))
+    text = f"{whole / 10**decimals:.{decimals}f}"
+    return text.rstrip("0").rstrip(".")

@@ -17,7 +17,7 @@ import streamlit as st
 from dpdash import preview, published
 from dpdash.accuracy import simultaneous_tail
 from dpdash.errors import DPDashError
-from dpdash.queries import OTHER, CompositeQuery, Evaluation, Query
+from dpdash.queries import OTHER, CompositeQuery, DataReport, Evaluation, Query
 from dpdash.release import describe_postprocessing
 from ui.chart_view import show_chart
 from ui.numbers import percent, plural, thousands
@@ -232,6 +232,21 @@ def selection_preview(
         )  # fmt: skip
 
 
+#: What happened to values outside the declared categories or bins, by ``DataReport.outside_policy``.
+_OUTSIDE_FATE = {"other": f"counted in the extra “{OTHER}” cell", "drop": "left out of the answer"}
+
+
+def outside_words(report: DataReport) -> str:
+    """The values outside what the query declares, and what became of them, in words: ``"45 values
+    outside the declared categories or bins (left out of the answer)"``. A quantile's candidates are a
+    range, whose outside values keep their rank (``outside_policy`` None): nothing is named in brackets."""
+    values = plural(report.outside, "value")
+    if report.outside_policy is None:
+        return f"{values} outside the declared range of candidates"
+    fate = _OUTSIDE_FATE.get(report.outside_policy, report.outside_policy)
+    return f"{values} outside the declared categories or bins ({fate})"
+
+
 def report_caption(query: Query, evaluation: Evaluation, selecting: bool) -> None:
     """The NOT PRIVATE data report: rows, missing, clipping (a bias only when something was clipped)."""
     report = evaluation.report
@@ -243,12 +258,7 @@ def report_caption(query: Query, evaluation: Evaluation, selecting: bool) -> Non
     elif moved and (report.clipped_below or report.clipped_above):
         shown_bias = ", ".join(f"{b:+.4g}" for b in report.clipping_bias[:5])
         bias = f" Clipping moves the true answer by {shown_bias} (answer with the bounds − without them)."
-    outside = (
-        f" {plural(report.outside, 'value')} outside the declared categories or bins "
-        f"({report.outside_policy})."
-        if report.outside
-        else ""
-    )
+    outside = f" {outside_words(report)}." if report.outside else ""
     st.caption(
         f"NOT PRIVATE (owner only): {plural(report.rows, 'row')}, {thousands(report.rows_used)} used; "
         f"{report.missing} missing (dropped and counted); clipped {report.clipped_below} below and "

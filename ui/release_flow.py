@@ -17,10 +17,11 @@ from dpdash.facts import Facts
 from dpdash.ledger import Dataset
 from dpdash.queries import Query
 from dpdash.release import Release
-from dpdash.wording import Guarantee, accuracy_words, guarantee
+from dpdash.wording import Guarantee, accuracy_words, guarantee, mechanism_name
 from ui.guarded import draw_release, record_release
 from ui.key_preview import offer_published_keys
 from ui.ledger_session import ledger
+from ui.numbers import left_text, spent_text
 from ui.release_choice import ReleaseChoice
 from ui.requests import released_table
 from ui.state import ActiveTable
@@ -85,8 +86,9 @@ def release_controls(
         )
         st.markdown(
             f"{again}**Confirm the release.** Cost: {cost}. "
-            f"Total spent after: ε = {spent_after:.4g} of {record.budget.epsilon:g} ({md(record.accountant)} "
-            f"accountant, δ = {record.budget.delta:g}); remaining {remaining_after:.4g}"
+            f"Total spent after: ε = {spent_text(spent_after)} of {record.budget.epsilon:g} "
+            f"({md(record.accountant)} accountant, δ = {record.budget.delta:g}); "
+            f"remaining {left_text(remaining_after)}"
             f"{' (almost nothing)' if low else ''}.  \n"
             "**This cannot be undone:** the budget is spent even if you discard the result."
         )
@@ -119,15 +121,20 @@ def release_controls(
                 st.rerun()
 
 
-def show_last_release(table: ActiveTable) -> None:
-    """The release just made from this table, with its ±, what it guarantees and its downloads."""
+def show_last_release(table: ActiveTable, choice: ReleaseChoice) -> None:
+    """The release just made from this table, with its ±, what it guarantees and its downloads, under
+    the query it answered only: with another query chosen, one line says where it went."""
     last: Release | None = st.session_state.get(_LAST)
     if last is None or last.dataset_fingerprint != table.fingerprint:
         return
+    released_query = st.session_state.get(_LAST_REQUEST, (None,))[0]
+    if released_query != choice.key(table.fingerprint)[0]:
+        st.caption(f"Your last release ({md(last.query_name)}) shows again when that query is chosen.")
+        return
     with st.container(border=True):
         st.markdown(
-            f"#### :material/verified: Released · {md(last.query_name)} · {md(last.mechanism)} · "
-            f"ε = {last.epsilon:g}"
+            f"#### :material/verified: Released · {md(last.query_name)} · "
+            f"{md(mechanism_name(last.mechanism))} · ε = {last.epsilon:g}"
         )
         accuracy, words = last.accuracy, guarantee(Facts.from_dict(last.query.get("facts", {})), last.epsilon,
                                                    last.delta)  # fmt: skip

@@ -23,6 +23,7 @@ from dpdash.queries import KeyCounts, Query, SelectionQuery
 from dpdash.release import Release, calibrate, describe_postprocessing
 from ui.guarded import draw_release, evaluate, record_release
 from ui.ledger_session import ledger
+from ui.numbers import spent_text
 from ui.release_choice import ReleaseChoice
 from ui.roles import acting_user, check, dataset_ref
 from ui.state import ActiveTable
@@ -218,7 +219,7 @@ def _one_request(
         after = running.kept_epsilon(keeper, history, events, record.budget.delta)
         fits = running.fits(keeper, history, events, record.budget.delta, record.budget.epsilon)
         doing = "Releasing it" if approved else "Approving it releases it now:"
-        st.caption(f"{doing} spent ε would go to {after:.4g} of {record.budget.epsilon:g} "
+        st.caption(f"{doing} spent ε would go to {spent_text(after)} of {record.budget.epsilon:g} "
                    f"({md(record.accountant)} accountant)."
                    + ("" if fits else " **It does not fit the remaining budget.**"))  # fmt: skip
     uid = request.uid

@@ -12,6 +12,7 @@ from dpdash.errors import DPDashError
 from dpdash.ledger.releases import release_count
 from dpdash.wording import guarantee
 from ui.ledger_session import ledger, registered
+from ui.numbers import left_text, spent_text
 from ui.state import active_table, aligned_table, budget_status, row_count
 from ui.text import md, show_guarantee
 
@@ -49,10 +50,12 @@ def render_sidebar() -> None:
     share = min(1.0, spent / budget.epsilon)
     delta = f", δ = {budget.delta:g}" if budget.delta else ""
     st.markdown(f"**Budget:** ε = {budget.epsilon:g}{delta}")
-    st.progress(share, text=f"spent ε = {spent:.4g} · remaining ε = {status.remaining_epsilon:.4g}")
+    remaining = status.remaining_epsilon
+    st.progress(share, text=f"spent ε = {spent_text(spent)} · remaining ε = {left_text(remaining)}")
     st.caption(f"{releases} release{'' if releases == 1 else 's'}; spent as counted by the "
-               f"**{md(record.accountant)}** accountant at "
-               f"δ = {budget.delta:g}.")  # fmt: skip
+               f"**{md(record.accountant)}** accountant at δ = {budget.delta:g}; shown rounded, spent up and "
+               "remaining down.",
+               help=f"Exactly: spent ε = {spent!r}, remaining ε = {remaining!r}.")  # fmt: skip
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")
     words = guarantee(unit, budget.epsilon, budget.delta, scope=_SCOPE, accountant=record.accountant)

@@ -288,6 +288,12 @@ class SelectionQuery(Query):
     def utility_unit(self) -> str:
         """What one unit of utility means, in words."""
 
+    @property
+    def utility_per_row(self) -> tuple[int, ...]:
+        """Utility units in one row, one per selection: a utility u counts u / this many rows (ranks for
+        a quantile, counts for a mode). 1 unless a query's unit is a fraction of a row."""
+        return (1,) * len(self.selections)
+
     def utilities(self, df: pd.DataFrame) -> tuple[np.ndarray, ...]:
         """The exact integer utilities of every candidate, one array per selection. NOT PRIVATE."""
         utilities = self.evaluate(df).utilities

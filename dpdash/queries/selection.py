@@ -157,6 +157,11 @@ class Quantile(SelectionQuery):
     def utility_unit(self) -> str:
         return "1/b of a row, for the level q = a/b"
 
+    @property
+    def utility_per_row(self) -> tuple[int, ...]:
+        """b for each level q = a/b: the utility counts rows of rank in units of 1/b row."""
+        return tuple(_level(q).denominator for q in self.quantiles)
+
     def required_columns(self) -> tuple[str, ...]:
         return (self.column,)
 

@@ -57,8 +57,12 @@ def test_release_page_previews_and_releases_through_the_ledger(app: AppTest, tmp
     app.selectbox(key="release_mechanism").set_value("Geometric").run()
     app.select_slider(key="release_epsilon_slider").set_value(0.5).run()
     assert not app.exception and not app.error
+    # The tightest accountant's total for ε = 0.5 is a hair under 0.5: shown rounded up, not as 0.4999…
+    bring = next(m.value for m in app.markdown if "would bring it to" in m.value)
+    assert "would bring it to **0.5**" in bring.replace("\\", ""), bring
     app.button(key="release_button").click().run()
     assert any("This cannot be undone" in m.value for m in app.markdown)
+    assert any("Total spent after: ε = 0.5 of 1" in m.value for m in app.markdown)
     app.button(key="release_confirm").click().run()
     assert not app.exception and not app.error
     assert any("Released" in m.value for m in app.markdown)
@@ -117,8 +121,16 @@ def test_median_previews_exact_chances_and_releases(app: AppTest, tmp_path: Path
         assert 0 < chances.sum() <= 1 + 1e-9 and chances.is_monotonic_decreasing
     app.button(key="release_button").click().run()
     app.button(key="release_confirm").click().run()
-    assert any(f"Released · {md('quantile 0.5 of age')}" in m.value for m in app.markdown)
+    heading = f"Released · {md('quantile 0.5 of age')} · Report noisy max · ε"  # the menu's name
+    assert any(heading in m.value for m in app.markdown), [m.value for m in app.markdown]
+    assert not any("ReportNoisyMax" in m.value for m in app.markdown)
     assert _status(tmp_path).entries == 1
+    # The released block belongs to its query: another query's preview does not show it.
+    app.selectbox(key="release_kind").set_value("Histogram").run()
+    assert not any("Released ·" in m.value for m in app.markdown)
+    assert any("Your last release" in c.value and "shows again when" in c.value for c in app.caption)
+    app.selectbox(key="release_kind").set_value("Median / quantile").run()
+    assert any(heading in m.value for m in app.markdown)
 
 
 def _metric(app: AppTest, label: str) -> float:

@@ -265,8 +265,17 @@ def test_a_new_session_restores_the_table_its_facts_and_budget(env: Path) -> Non
     assert table.facts.unit == Facts(rows_per_person=3, id_column="person_id") and "age" in table.facts.bounds
     assert "people.csv" in sidebar_text(again) and "No budget set" not in sidebar_text(again)
     assert unit_widgets(again) == ("person_id", 3, "add_remove", True)
+    again.button(key="data_forget").click().run()  # asks first: nothing is deleted yet
+    assert any("cannot be undone" in w.value for w in again.warning)
+    assert len(Workspace(env / "workspace").tables()) == 1
+    assert again.session_state["dpdash_dataset"].identity == IDENTITY
+    again.button(key="data_forget_cancel").click().run()  # "Keep it": the table stays, the question goes
+    assert len(Workspace(env / "workspace").tables()) == 1 and not any("cannot be undone" in w.value
+                                                                        for w in again.warning)
     again.button(key="data_forget").click().run()
+    again.button(key="data_forget_confirm").click().run()
     assert Workspace(env / "workspace").tables() == []
+    assert any("was deleted from the workspace" in s.value for s in again.success)
     third = new_session()
     assert third.session_state["dpdash_dataset"].identity != IDENTITY  # the example
     with Ledger(env / "ledger.sqlite") as ledger:
@@ -317,3 +326,19 @@ def test_the_datasets_page_lists_budgets_with_their_spending(env: Path) -> None:
         "people.csv", 6, 1.0, 0, "workspace",
     )  # fmt: skip
     assert row["fingerprint"] == IDENTITY.split(":")[-1][:12]
+
+
+def test_a_bad_file_is_an_error_box_that_says_what_was_wrong_and_keeps_the_table(env: Path) -> None:
+    at = new_session()
+    before = at.session_state["dpdash_dataset"].identity
+    at.file_uploader(key="data_upload").set_value(("empty.csv", b"", "text/csv")).run()
+    assert not at.exception
+    [error] = [e.value.replace("\\", "") for e in at.error]
+    assert error.startswith("**empty.csv was not loaded.**") and "upload it again" in error
+    assert "is empty (0 bytes): choose a file that contains a table" in error  # what was wrong, what to do
+    assert not any("was not loaded" in x.label for x in at.get("expandable"))  # not an expander's title
+    assert at.session_state["dpdash_dataset"].identity == before
+    at.run()  # still said on the next run, until another file is chosen
+    assert [e.value for e in at.error] and at.session_state["dpdash_dataset"].identity == before
+    upload(at, CSV)  # a good file: the error goes
+    assert at.session_state["dpdash_dataset"].identity == IDENTITY

@@ -29,7 +29,31 @@ def test_explorer_renders_table_charts_and_inversion(page: AppTest) -> None:
     assert any("classic calibration is proven only for ε < 1" in c.value for c in page.caption)
     inverse = page.dataframe[1].value
     laplace = float(inverse.loc[inverse["mechanism"] == "Laplace", "smallest ε"].item())
-    assert laplace == pytest.approx(0.599146, rel=1e-3)  # shown to 4 significant digits
+    # Δ = 5, a count of the example (up to 5 rows per person): ±5 at 95 % costs ε = 5·ln(20)/5 = ln 20.
+    assert laplace == pytest.approx(2.995732, rel=1e-3)  # shown to 4 significant digits
+
+
+def test_the_sensitivity_defaults_to_a_count_of_the_active_table_and_the_caption_follows_it(
+    page: AppTest,
+) -> None:
+    assert page.number_input(key="explorer_l1").value == page.number_input(key="explorer_l2").value == 5.0
+    said = " ".join(c.value.replace("\\", "") for c in page.caption)
+    assert "Δ = 5: a count of the active table, whose unit of privacy is a person with up to 5 rows" in said
+    assert "Protects each person (up to 5 rows each" in said
+    page.number_input(key="explorer_l1").set_value(8.0).run()
+    page.number_input(key="explorer_l2").set_value(8.0).run()
+    said = " ".join(c.value.replace("\\", "") for c in page.caption)
+    assert "this covers up to 8 rows of one person" in said and "its counts need Δ = 5" in said
+    assert "Protects each person (up to 8 rows each)" in said and "Protects each row" not in said
+    page.number_input(key="explorer_l1").set_value(1.0).run()
+    page.number_input(key="explorer_l2").set_value(1.0).run()
+    said = " ".join(c.value.replace("\\", "") for c in page.caption)
+    assert "this covers one row" in said and "Protects each row" in said
+    page.number_input(key="explorer_l1").set_value(0.5).run()
+    said = " ".join(c.value.replace("\\", "") for c in page.caption)
+    assert "protects no row" in said and "Protects" not in said
+    for key in ("explorer_l1", "explorer_l2"):
+        page.number_input(key=key).set_value(5.0).run()
 
 
 def test_the_server_warm_up_computes_exactly_the_first_screen(monkeypatch: pytest.MonkeyPatch) -> None:
