@@ -17,6 +17,7 @@ from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Histogram, Mean
 from dpdash.release import Release, release
 from tests.app.test_roles import ROWS, UNIT, as_person, everything_shown, served, true_value_texts
+from ui.recent_releases import RECENT
 
 __all__ = ["served"]  # the fixture, used by the analyst's test below
 
@@ -121,3 +122,24 @@ def test_an_analyst_sees_what_was_published_and_nothing_of_the_owners(served: di
     for text in true_value_texts(ROWS):  # the row count is the owner's
         assert text not in shown, text
     assert "owner only" not in shown and "secret-row" not in shown
+
+
+def test_only_the_newest_releases_are_listed_and_the_rest_are_pointed_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "ledger.sqlite"
+    monkeypatch.setenv("DPDASH_LEDGER", str(path))
+    with Ledger(path) as ledger:
+        ds = ledger.add_dataset(name="patients", fingerprint=fingerprint(synthetic_patients().data),
+                                budget=Budget(5.0, 1e-6))  # fmt: skip
+        for i in range(RECENT + 2):
+            noise = Geometric(epsilon=0.01 * (i + 1), sensitivity=1)
+            ledger.spend(ds, event_for(noise, query=f"count {i + 1}"))
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.run()
+    at.switch_page("pages/release.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = " ".join(m.value for m in at.markdown).replace("\\", "")
+    listed = [n for n in range(1, RECENT + 3) if f"**Release {n}: count {n}**" in text]
+    assert listed == list(range(3, RECENT + 3))  # the newest ten
+    assert any("2 older releases are in the stakeholder report" in c.value for c in at.caption)
