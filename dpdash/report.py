@@ -16,7 +16,7 @@ from dpdash.accounting import Plan, PrivacyTotal
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
 from dpdash.ledger import Dataset, Entry
-from dpdash.ledger.releases import group_releases
+from dpdash.ledger.releases import RecordedRelease, group_releases
 from dpdash.release import Release
 from dpdash.risk import max_detection_rate, posterior_bound
 from dpdash.wording import accuracy_words, guarantee, mechanism_name, percent
@@ -87,15 +87,12 @@ def _risk_sentence(epsilon: float, delta: float, *, after: str) -> str:
 
 
 def _cost(record: Release | None, group: Sequence[Entry]) -> str:
-    """What one release spent: its record's (ε, δ), or its ledger entries' sum (labelled as such)."""
-    if record is not None:
-        epsilon, delta = record.epsilon, record.delta
-    else:
-        epsilon, delta = sum(x.epsilon or 0.0 for x in group), sum(x.delta or 0.0 for x in group)
+    """What one release spent: its record's (ε, δ), or its ledger entries' sum (``RecordedRelease``,
+    labelled as such)."""
+    made = RecordedRelease(0, tuple(group), None)
+    epsilon, delta = (made.epsilon, made.delta) if record is None else (record.epsilon, record.delta)
     cost = f"ε = {_number(epsilon)}" + (f", δ = {_number(delta, 2)}" if delta else "")
-    if record is not None:
-        return cost
-    return cost if len(group) == 1 else f"{cost} (sum of its {len(group)} ledger entries)"
+    return f"{cost} (sum of its {len(group)} ledger entries)" if record is None and made.summed else cost
 
 
 def _values(release: Release) -> str:

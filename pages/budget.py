@@ -76,9 +76,11 @@ with gauge:
 with facts:
     st.metric("remaining ε", left_text(status.remaining_epsilon),
               help=f"budget − spent, under {md(keeper)}: exactly {status.remaining_epsilon!r}")  # fmt: skip
-    # A release of several pieces (a mean: sum and count) is several entries, one release.
+    # A release of several pieces (a mean: sum and count) is several entries, one release (release_count).
     releases = group_releases(entries)
-    st.metric("releases", len(releases), help=plural(len(entries), "ledger entry", "ledger entries"))
+    st.metric("releases", status.releases,
+              help=f"in {plural(status.entries, 'ledger entry', 'ledger entries')}: a release of several "
+              "noisy pieces (a mean: a sum and a count) is one entry per piece")  # fmt: skip
     if status.exhausted:
         st.error("The budget is spent: no more releases from this table.", icon=":material/block:")
 
@@ -121,9 +123,11 @@ if entries:
         "the others are other valid bounds on the same releases.",
     )  # fmt: skip
 
-st.subheader("Releases")
+st.subheader("Ledger entries")
+st.caption("One row per ledger entry; **release** numbers the releases they belong to (a mean is one release "
+           "of two entries: its sum and its count).")  # fmt: skip
 shown = entries
-if owner and st.toggle("Only this browser session's releases", key="budget_this_session"):
+if owner and st.toggle("Only this browser session's entries", key="budget_this_session"):
     shown = [entry for entry in entries if entry.session == ledger_session().uid]
 number = {entry.uid: i for i, group in enumerate(releases, start=1) for entry in group}
 log = pd.DataFrame(

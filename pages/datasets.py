@@ -50,7 +50,7 @@ try:
             "spent ε": status.spent.epsilon,
             "accountant": record.accountant,
             "remaining ε": status.remaining_epsilon,
-            "releases": status.entries,
+            "releases": status.releases,  # as every page counts them; a mean's is two ledger entries
             "last release (UTC)": entries[-1].created_at[:19].replace("T", " ") if entries else "",
             "versions": len(fingerprints) - 1,
             "table kept": "example" if example else "no" if kept is None else

@@ -27,6 +27,7 @@ from ui.mechanism_menus import KEY_MECHANISMS, NOISE_MECHANISMS, SELECTION_MECHA
 from ui.numbers import left_text, spent_text
 from ui.previews import numeric_preview, report_caption, selection_preview
 from ui.query_builder import postprocess_controls, query_controls
+from ui.recent_releases import recent_releases
 from ui.release_choice import ReleaseChoice
 from ui.release_flow import release_controls, show_last_release, spend_figures
 from ui.requests import owner_requests, request_form, request_list, spending
@@ -52,6 +53,7 @@ if owner:
     record = registered_or_stop(table)
     if record is not None:
         owner_requests(table, record)
+recent_releases(table)  # every session's, with their values: a release whose tab closed is found here
 
 left, right = st.columns([1, 1], gap="large")
 with left:

@@ -75,10 +75,10 @@ marks = [("your ε", epsilon, posterior)]
 try:  # the active table's releases, and their total under its accountant, from the ledger
     record = registered(active_table())
     if record is not None:
-        for i, entry in enumerate(ledger().entries(record), start=1):
-            if entry.epsilon:
-                believed = float(risk.posterior_bound(prior, entry.epsilon))
-                marks.append((f"release {i}", entry.epsilon, believed))
+        for made in ledger().releases(record):  # as every page counts them: a mean is one release
+            if made.epsilon:  # its own ε (a record's, or its entries' sum by basic composition)
+                believed = float(risk.posterior_bound(prior, made.epsilon))
+                marks.append((f"release {made.number}", made.epsilon, believed))
         total = ledger().status(record).spent
         if total.events and math.isfinite(total.epsilon):
             marks.append((f"total ({total.accountant})", total.epsilon,
@@ -91,8 +91,9 @@ show_chart(
 )
 if len(marks) > 1:
     st.caption(
-        "Dots: your ε, each release of the active table, and their total at the budget's δ under the "
-        "table's accountant (the bound uses the total's ε; its δ is the small chance it may not hold)."
+        "Dots: your ε, each release of the active table at its own ε (a mean's sum and count together), and "
+        "their total at the budget's δ under the table's accountant (the bound uses the total's ε; its δ is "
+        "the small chance it may not hold)."
     )
 
 st.subheader("Prior → posterior")

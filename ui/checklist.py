@@ -12,7 +12,6 @@ import streamlit as st
 
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
-from dpdash.ledger.releases import release_count
 from dpdash.wording import protected_unit
 from ui.ledger_session import ledger, registered
 from ui.state import ActiveTable
@@ -45,7 +44,7 @@ def steps(table: ActiveTable) -> list[Step]:
     record = registered(table)
     declared_unit = unit != Facts() or record is not None
     status = None if record is None else ledger().status(record)
-    releases = 0 if record is None else release_count(ledger().entries(record))
+    releases = 0 if status is None else status.releases  # as every page counts them (release_count)
     shape = f"protects {protected_unit(unit)}"
     return [
         Step("Load a table", True, f"{table.name} ({table.source})", "pages/data.py", "Data"),

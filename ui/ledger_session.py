@@ -22,6 +22,7 @@ from ui.text import md
 __all__ = [
     "ledger",
     "ledger_session",
+    "ledger_session_uid",
     "locked_with_bounding",
     "recorded_unit",
     "registered",
@@ -56,6 +57,12 @@ def ledger_session() -> Session:
         session = ledger().start_session(f"dpdash app{who}")
         st.session_state[_SESSION] = session
     return session
+
+
+def ledger_session_uid() -> str | None:
+    """This browser session's uid in the ledger if it has one yet (nothing is written to find out)."""
+    session = st.session_state.get(_SESSION)
+    return None if session is None else session.uid
 
 
 def registered(table: ActiveTable) -> Dataset | None:

@@ -9,9 +9,8 @@ import streamlit as st
 # waits until the other thread has finished importing the package (Python's per-module import lock).
 import dpdash  # noqa: F401
 from dpdash.errors import DPDashError
-from dpdash.ledger.releases import release_count
 from dpdash.wording import guarantee
-from ui.ledger_session import ledger, registered
+from ui.ledger_session import registered
 from ui.numbers import left_text, spent_text
 from ui.state import active_table, aligned_table, budget_status, row_count
 from ui.text import md, show_guarantee
@@ -35,8 +34,6 @@ def render_sidebar() -> None:
     try:
         status = budget_status(table)
         record = registered(table)
-        # Releases as people count them: a mean's sum and count pieces are two entries, one release.
-        releases = None if record is None else release_count(ledger().entries(record))
     except DPDashError as error:
         show_guarantee(guarantee(unit), lead="**Who is protected:** ", key="sidebar_guarantee", caption=False)
         st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
@@ -46,7 +43,8 @@ def render_sidebar() -> None:
         where = "set one on the **Data** page" if rows is not None else "an owner of the table sets it"
         st.info(f"No budget set for this table yet: {where}.", icon=":material/info:")
         return
-    budget, spent = status.budget, status.spent.epsilon
+    # Releases as people count them (release_count): a mean's sum and count are two entries, one release.
+    budget, spent, releases = status.budget, status.spent.epsilon, status.releases
     share = min(1.0, spent / budget.epsilon)
     delta = f", δ = {budget.delta:g}" if budget.delta else ""
     st.markdown(f"**Budget:** ε = {budget.epsilon:g}{delta}")

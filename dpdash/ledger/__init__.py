@@ -6,6 +6,8 @@ that shares it sees it. It uses ``dpdash.accounting`` for the mathematics (never
   transaction, or raises ``BudgetExceededError`` saying what remains; every write records who did it in
   the log of actions (``Ledger.actions``), in the same transaction; an analyst's release requests wait for
   the owner's decision (``Ledger.request_release``, ``decide_request``).
+- ``releases``: releases as people count them (``Ledger.releases``, ``release_count``): the entries one
+  spend wrote, with the values it published; a mean's sum and count are two entries and one release.
 - ``records``: the ledger's values (``Dataset``, ``Entry``, ``Session``, ``BudgetStatus``, ...);
   ``storage``: the SQLite and PostgreSQL backends (``storage.postgres_setup``: a least-privilege
   PostgreSQL deployment); ``ledger_file``: the SQLite file's safety; ``transfer``, ``exports`` and
@@ -36,6 +38,7 @@ from dpdash.ledger.records import (
     RequestRecord,
     Session,
 )
+from dpdash.ledger.releases import RecordedRelease, release_count
 
 __all__ = [
     "Action",
@@ -47,9 +50,11 @@ __all__ = [
     "ImportReport",
     "Ledger",
     "LedgerError",
+    "RecordedRelease",
     "RequestRecord",
     "Session",
     "default_ledger_location",
     "default_ledger_path",
     "fingerprint",
+    "release_count",
 ]

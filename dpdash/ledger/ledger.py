@@ -55,6 +55,7 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,7 @@ from dpdash.ledger.records import (
 )
 from dpdash.ledger.records import now as _now
 from dpdash.ledger.records import text as _text
+from dpdash.ledger.releases import RecordedRelease, recorded_releases
 from dpdash.ledger.spending import Spending
 from dpdash.ledger.storage import open_store
 from dpdash.ledger.storage.base import Connection, Store
@@ -409,7 +411,7 @@ class Ledger(Spending, Lineage, Workflow, Totals, Transfer):
         return list(cached)
 
     def entries(self, dataset: Dataset | str) -> list[Entry]:
-        """The dataset's committed releases, oldest first."""
+        """The dataset's committed entries, oldest first (one release may be several: ``releases``)."""
         ds = self.dataset(dataset)
         with self._reading() as conn:
             return self._entries(conn, self._dataset_id(conn, ds.fingerprint), ds.fingerprint)
@@ -423,6 +425,27 @@ class Ledger(Spending, Lineage, Workflow, Totals, Transfer):
             return {}
         with self._reading() as conn:
             return read_published(conn, self._dataset_id(conn, ds.fingerprint))
+
+    def releases(self, dataset: Dataset | str, *, last: int | None = None) -> list[RecordedRelease]:
+        """The dataset's releases as people count them, oldest first: the entries each spend wrote,
+        grouped (``releases.group_releases``: a mean's sum and count are one release), each with the
+        values it published (``published``) where they were stored. Read in one snapshot.
+
+        Args:
+            last: only the newest ``last`` releases (their numbers still count from the first), or
+                ``None`` for all.
+        """
+        ds = self.dataset(dataset)
+        if last is not None:
+            last = check.non_negative_int(last, "last")
+        with self._reading() as conn:
+            dataset_id = self._dataset_id(conn, ds.fingerprint)
+            made = recorded_releases(self._entries(conn, dataset_id, ds.fingerprint), {})
+            if last is not None:
+                made = made[len(made) - last :] if last else []
+            uids = None if last is None else [m.uid for m in made]  # all: no list of ids to send
+            published = read_published(conn, dataset_id, uids) if self._v3 else {}
+        return [replace(m, record=published.get(m.uid)) for m in made]
 
     def events(self, dataset: Dataset | str) -> list[PrivacyEvent]:
         """The events of the dataset's releases, oldest first."""

@@ -12,7 +12,7 @@ its own transactions; each storage (``storage``) creates the table.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dpdash.ledger.storage.base import Connection
@@ -39,11 +39,19 @@ def insert_published(conn: Connection, records: Iterable[tuple[str, Mapping[str,
     )
 
 
-def read_published(conn: Connection, dataset_id: int) -> dict[str, dict[str, Any]]:
-    """The dataset's stored release records by first entry uid, in release order."""
+def read_published(
+    conn: Connection, dataset_id: int, uids: Sequence[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """The dataset's stored release records by first entry uid, in release order; with ``uids``, only
+    those of these first entries."""
+    only, chosen = "", ()
+    if uids is not None:
+        if not uids:
+            return {}
+        only, chosen = f" AND p.entry_uid IN ({', '.join('?' * len(uids))})", tuple(uids)
     rows = conn.execute(
         f"SELECT p.entry_uid, p.record FROM {_TABLE} p JOIN entries e ON e.uid = p.entry_uid "
-        "WHERE e.dataset_id = ? ORDER BY e.id",
-        (dataset_id,),
+        f"WHERE e.dataset_id = ?{only} ORDER BY e.id",
+        (dataset_id, *chosen),
     ).fetchall()
     return {uid: json.loads(text) for uid, text in rows}

@@ -92,13 +92,15 @@ class BudgetStatus:
         budget: the total budget.
         spent: the composed total of its entries at the budget's δ.
         remaining_epsilon: budget ε − spent ε (never below 0).
-        entries: how many releases were recorded.
+        entries: how many ledger entries were recorded (a mean's release is two: its sum and count).
+        releases: how many releases those entries are (``dpdash.ledger.releases.release_count``).
     """
 
     budget: Budget
     spent: PrivacyTotal
     remaining_epsilon: float
     entries: int
+    releases: int
 
     @property
     def exhausted(self) -> bool:

@@ -20,6 +20,7 @@ from dpdash.ledger.records import (
     BudgetStatus,
     Dataset,
 )
+from dpdash.ledger.releases import release_count
 
 __all__ = ["Totals", "remaining_of"]
 
@@ -40,11 +41,15 @@ class Totals:
         return running.total(keeper, self.events(ds), ds.budget.delta)
 
     def status(self, dataset: Dataset | str) -> BudgetStatus:
-        """Budget, spent (``spent``) and remaining under the dataset's accountant."""
+        """Budget, spent (``spent``) and remaining under the dataset's accountant, and how many entries and
+        releases (``releases.release_count``) the ledger holds."""
         ds = self.dataset(dataset)
-        events = self.events(ds)
+        entries = self.entries(ds)
+        events = [entry.event for entry in entries]
         spent = running.total(get_accountant(ds.accountant), events, ds.budget.delta)
-        return BudgetStatus(ds.budget, spent, remaining_of(ds.budget, spent.epsilon), len(events))
+        return BudgetStatus(
+            ds.budget, spent, remaining_of(ds.budget, spent.epsilon), len(entries), release_count(entries)
+        )
 
     def remaining(self, dataset: Dataset | str) -> float:
         """The ε still unspent at the budget's δ, under the dataset's accountant (budget ε − spent ε, ≥ 0)."""
