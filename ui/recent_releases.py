@@ -15,7 +15,7 @@ from dpdash.access import Action
 from dpdash.errors import DPDashError
 from dpdash.ledger import RecordedRelease
 from dpdash.report import released_values
-from dpdash.wording import accuracy_words
+from dpdash.wording import accuracy_words, mechanism_name
 from ui.ledger_session import ledger, ledger_session_uid, registered
 from ui.numbers import plural
 from ui.requests import released_table
@@ -40,7 +40,7 @@ def _heading(made: RecordedRelease, mine: str | None) -> str:
     when = made.created_at[:19].replace("T", " ")
     who = "this session" if mine is not None and made.session == mine else "another session"
     return (
-        f"**Release {made.number}: {md(made.query)}** · {md(made.mechanism)} · {when} UTC · "
+        f"**Release {made.number}: {md(made.query)}** · {md(mechanism_name(made.mechanism))} · {when} UTC · "
         f"{cost_text(made)} · {who}"
     )
 
