@@ -63,18 +63,21 @@ def _text(value: object) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from streamlit.web import cli as streamlit_cli
-
+    """Becomes ``python -m streamlit run APP --options`` (this process replaced: the library never imports
+    Streamlit, and signals reach the server directly)."""
     app = app_path()
+    env = dict(os.environ)
     if args.ledger:
-        os.environ["DPDASH_LEDGER"] = _absolute(args.ledger)
+        env["DPDASH_LEDGER"] = _absolute(args.ledger)
     if args.workspace:
-        os.environ["DPDASH_WORKSPACE"] = str(Path(args.workspace).expanduser().resolve())
-    argv = ["streamlit", "run", str(app), *streamlit_options(app), f"--server.port={args.port}"]
+        env["DPDASH_WORKSPACE"] = str(Path(args.workspace).expanduser().resolve())
+    argv = [sys.executable, "-m", "streamlit", "run", str(app), *streamlit_options(app)]
+    argv.append(f"--server.port={args.port}")
     if args.address:
         argv.append(f"--server.address={args.address}")
-    sys.argv = argv
-    return int(streamlit_cli.main(prog_name="dpdash run") or 0)
+    sys.stdout.flush()
+    os.execve(sys.executable, argv, env)
+    return 0  # not reached: execve replaces this process
 
 
 def _absolute(location: str) -> str:

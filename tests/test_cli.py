@@ -34,29 +34,27 @@ def test_every_setting_of_the_app_is_passed_and_the_file_watcher_is_off() -> Non
 def test_run_sets_the_port_address_ledger_and_workspace(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """What ``dpdash run`` hands Streamlit, caught before it serves: relative paths made absolute."""
+    """What ``dpdash run`` becomes (``python -m streamlit run``), caught before the process is replaced:
+    relative paths made absolute, in the server's environment only."""
     seen: dict[str, object] = {}
 
-    def fake_main(prog_name: str) -> int:
-        seen["argv"], seen["prog"] = list(sys.argv), prog_name
-        return 0
+    def fake_execve(path: str, argv: list[str], env: dict[str, str]) -> None:
+        seen.update(path=path, argv=argv, env=env)
 
-    from streamlit.web import cli as streamlit_cli
-
-    monkeypatch.setattr(streamlit_cli, "main", fake_main)
+    monkeypatch.setattr(os, "execve", fake_execve)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DPDASH_LEDGER", raising=False)
-    monkeypatch.delenv("DPDASH_WORKSPACE", raising=False)
-    monkeypatch.setattr(sys, "argv", ["dpdash"])
     assert cli.main(["run", "--port", "8765", "--address", "127.0.0.1", "--ledger", "l.sqlite",
                      "--workspace", "ws"]) == 0  # fmt: skip
-    argv = seen["argv"]
-    assert isinstance(argv, list) and argv[:3] == ["streamlit", "run", str(REPO / "app.py")]
+    argv, env = seen["argv"], seen["env"]
+    assert isinstance(argv, list) and isinstance(env, dict) and seen["path"] == sys.executable
+    assert argv[:5] == [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py")]
     assert "--server.port=8765" in argv and argv[-1] == "--server.address=127.0.0.1"
-    assert os.environ["DPDASH_LEDGER"] == str(tmp_path / "l.sqlite")
-    assert os.environ["DPDASH_WORKSPACE"] == str(tmp_path / "ws")
+    assert env["DPDASH_LEDGER"] == str(tmp_path / "l.sqlite")
+    assert env["DPDASH_WORKSPACE"] == str(tmp_path / "ws")
+    assert "DPDASH_LEDGER" not in os.environ  # this process's environment is left alone
     cli.main(["run", "--ledger", "postgresql://me@db.example/dp"])
-    assert os.environ["DPDASH_LEDGER"] == "postgresql://me@db.example/dp"  # a URL as given
+    assert seen["env"]["DPDASH_LEDGER"] == "postgresql://me@db.example/dp"  # type: ignore[index]  # a URL as given
 
 
 def test_reproduce_runs_the_script_with_its_arguments_and_its_exit_code(
