@@ -27,7 +27,16 @@ def evaluate_moment(query: SecondMoment, source: Any, table: Any, truncation: Tr
     norm = squares.sqrt()
     scaled = complete & (norm > b)
     factor = scaled.ifelse(b / norm, 1.0)
-    clipped = [xi * factor for xi in x]
+    # A row with m infinite entries: B·sign(xᵢ)/√m on each of them, 0 elsewhere (as the pandas path).
+    infinite = [xi.isinf() for xi in x]
+    m = infinite[0].ifelse(1.0, 0.0)
+    for flag in infinite[1:]:
+        m = m + flag.ifelse(1.0, 0.0)
+    limit = b / m.sqrt()
+    clipped = [
+        (m > 0).ifelse(flag.ifelse(xi.sign() * limit, 0.0), xi * factor)
+        for xi, flag in zip(x, infinite, strict=True)
+    ]
     pairs = [(i, j) for i in range(d) for j in range(i, d)]
     metrics: dict[str, Any] = {
         "rows": table.count(),

@@ -113,14 +113,23 @@ class SecondMoment(base.NumericQuery):
         return out + np.triu(out, 1).T
 
     def rows(self, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
-        """(clipped rows, unclipped rows, rows with a missing value) after truncation. NOT PRIVATE."""
+        """(clipped rows, unclipped rows, rows with a missing value) after truncation. NOT PRIVATE.
+
+        A row is scaled to ‖x‖₂ = B when longer. A row with m infinite entries goes where scaling takes it
+        in the limit: B·sign(xᵢ)/√m on each infinite entry, 0 elsewhere (x·B/‖x‖ would be ∞·0 = NaN)."""
         frame = df[list(self.columns)]
         missing = frame.isna().any(axis=1).to_numpy()
         x = frame[~missing].to_numpy(dtype=float)
+        infinite = np.isinf(x)
         norms = np.sqrt((x * x).sum(axis=1))
         with np.errstate(divide="ignore", invalid="ignore"):
             factor = np.where(norms > self.norm_bound, self.norm_bound / norms, 1.0)
-        return x * factor[:, None], x, int(missing.sum())
+            clipped = x * factor[:, None]
+        rows = infinite.any(axis=1)
+        if rows.any():
+            m = infinite[rows].sum(axis=1, keepdims=True)
+            clipped[rows] = np.where(infinite[rows], np.sign(x[rows]) * self.norm_bound / np.sqrt(m), 0.0)
+        return clipped, x, int(missing.sum())
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> base.Evaluation:
         clipped, raw, missing = self.rows(df)

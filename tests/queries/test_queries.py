@@ -123,6 +123,23 @@ def test_second_moment_clips_rows_to_the_norm_ball() -> None:
     assert (report.missing, report.clipped_above) == (1, 1)
 
 
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_second_moment_takes_an_infinite_row_to_the_limit_of_its_scaling(engine: str) -> None:
+    """A row with m infinite entries is scaled onto the ball as x·B/‖x‖ tends to: B·sign/√m on those entries,
+    0 on the rest (before: ∞·0 = NaN in the answer). Closed form below, the same in DuckDB."""
+    from dpdash.engines import evaluate
+
+    inf = math.inf
+    df = pd.DataFrame({"x": [0.6, inf, -inf, inf, 2.0], "y": [0.8, 2.0, 5.0, -inf, np.nan]})
+    q = SecondMoment(columns=("x", "y"), norm_bound=2.0)
+    h = 2.0 / math.sqrt(2.0)
+    rows = np.array([[0.6, 0.8], [2.0, 0.0], [-2.0, 0.0], [h, -h]])
+    got = evaluate(q, df, engine=engine)
+    assert np.isfinite(got.values).all()
+    np.testing.assert_allclose(q.matrix(got.values), rows.T @ rows, rtol=1e-12)
+    assert (got.report.missing, got.report.clipped_above) == (1, 3)
+
+
 # ---- the data owner's report ---------------------------------------------------------------------------
 
 
