@@ -115,13 +115,13 @@ def _inert(value: object, name: str) -> object:
     )
 
 
-def _literal(value: object, name: str) -> str:
+def literal(value: object, name: str) -> str:
     """Python source for ``value``: an inert literal (see ``_inert``), laid out by ``pprint``."""
     return pprint.pformat(_inert(value, name), width=100)
 
 
 # The script's code after its constants. It holds no user text at all: everything that comes from the
-# release or the caller is in the constants block, written by ``_literal`` only.
+# release or the caller is in the constants block, written by ``literal`` only.
 _SCRIPT_DOC = '''"""Reproduce a dpdash release (RELEASE says which): the same query on the same table,
 with the same type changes, public facts, mechanism, epsilon, delta, confidence and post-processing, and
 new noise.
@@ -147,91 +147,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from dpdash.ledger import Ledger, fingerprint
-from dpdash.errors import BudgetExceededError, DPDashError
-from dpdash.export import simulate_release
-from dpdash.loading import coerce_column, load_table
-from dpdash.queries import query_from_dict
-from dpdash.release import dataset_fingerprint, release
+from dpdash.errors import DPDashError
+from dpdash.reproduce import Reproduction
 '''
 
 _SCRIPT_BODY = '''
-
-class Refused(Exception):
-    """Nothing was released: the message says why."""
-
-
-def load(path: str):
-    """The table as the app queried it: the file read as the app reads it, its identity checked, then
-    the app's type changes re-applied and the result checked against the table the app queried."""
-    file = Path(path)
-    try:
-        data = file.read_bytes()
-    except OSError as error:
-        raise Refused(f"cannot read {path}: {error}") from error
-    table = load_table(data, file.name).data
-    if fingerprint(table) != IDENTITY:
-        raise Refused(
-            f"{path} is not the table this release was made from ({TABLE_NAME!r} in the app): its identity "
-            f"is {fingerprint(table)}, the dataset's is {IDENTITY}"
-        )
-    for column, kind in COERCIONS:
-        table = coerce_column(table, column, kind, drop_invalid=LOSSY)
-    if dataset_fingerprint(table) != FINGERPRINT:
-        raise Refused(
-            "after the type changes the table is not the one the app queried (its fingerprint is "
-            f"{dataset_fingerprint(table)}, the app's was {FINGERPRINT}), so the release would not be the "
-            "same query"
-        )
-    return table
-
-
-def preview(table) -> None:
-    """Simulated values (numpy, not release-grade); spends nothing, reads no budget."""
-    simulated = simulate_release(
-        query_from_dict(QUERY), MECHANISM, table, epsilon=EPSILON, delta=DELTA, confidence=CONFIDENCE,
-        postprocess=POSTPROCESS, options=OPTIONS,
-    )
-    print("SIMULATED PREVIEW: not a release, no budget spent; do not publish these numbers.")
-    print(f"Would release: {RELEASE}")
-    for label, value, width in zip(simulated.labels, simulated.values, simulated.half_widths):
-        print(f"simulated {label}: {value} ± {width}")
-    print(simulated.accuracy.column_label + ": " + simulated.definition)
-
-
-def spend_and_release(table, ledger_path: str) -> None:
-    """Release on ``table``, recorded in the ledger before anything is printed; refused if it does not fit."""
-    if "://" not in ledger_path and not Path(ledger_path).is_file():
-        raise Refused(
-            f"there is no dpdash ledger at {ledger_path}; this release was spent from {LEDGER}: give that "
-            "ledger's file (or URL) with --ledger"
-        )
-    with Ledger(ledger_path) as ledger:
-        dataset = ledger.find_dataset(IDENTITY)
-        if dataset is None:
-            raise Refused(
-                f"the ledger {ledger_path} has no budget for this dataset ({IDENTITY}): set it on the app's "
-                "Data page with this ledger, or with Ledger.add_dataset"
-            )
-        result = release(
-            query_from_dict(QUERY), MECHANISM, table, epsilon=EPSILON, delta=DELTA, confidence=CONFIDENCE,
-            postprocess=POSTPROCESS, options=OPTIONS, identity=IDENTITY,
-        )
-        try:  # the spend is committed before anything is printed
-            ledger.spend_release(dataset, result, session=ledger.start_session("reproduce_release.py"))
-        except BudgetExceededError as error:
-            raise Refused(f"the budget is short: {error}") from error
-        status = ledger.status(dataset)
-    print(f"Released: {RELEASE}, on the table {TABLE_NAME!r}")
-    print(
-        f"Spent from the ledger {ledger_path}, dataset {dataset.name!r}: spent epsilon = "
-        f"{status.spent.epsilon:.4g} of {dataset.budget.epsilon:g}, remaining {status.remaining_epsilon:.4g}"
-    )
-    for label, value, width in zip(result.labels, result.values, result.accuracy.half_widths):
-        print(f"{label}: {value} ± {width}")
-    print(result.accuracy.column_label + ": " + result.accuracy.definition)
+REPRODUCTION = Reproduction(
+    release=RELEASE, ledger=LEDGER, table_name=TABLE_NAME, identity=IDENTITY, fingerprint=FINGERPRINT,
+    coercions=COERCIONS, lossy=LOSSY, query=QUERY, mechanism=MECHANISM, options=OPTIONS, epsilon=EPSILON,
+    delta=DELTA, confidence=CONFIDENCE, postprocess=POSTPROCESS,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,12 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preview", action="store_true", help="simulate only: no release, no budget spent")
     args = parser.parse_args(argv)
     try:
-        table = load(args.table)
+        table = REPRODUCTION.load(args.table)
         if args.preview:
-            preview(table)
+            REPRODUCTION.preview(table)
         else:
-            spend_and_release(table, args.ledger or LEDGER)
-    except (Refused, DPDashError) as error:
+            REPRODUCTION.spend(table, args.ledger or LEDGER, session="reproduce_release.py")
+    except DPDashError as error:
         print(f"Not released, nothing was spent: {error}", file=sys.stderr)
         return 1
     return 0
@@ -285,6 +211,54 @@ def _coercions(coercions: Sequence[Sequence[str]]) -> list[list[str]]:
         column, kind = pair
         out.append([column, check.one_of(kind, "kind", COLUMN_KINDS)])
     return out
+
+
+def reproduction_values(
+    release: Release,
+    *,
+    coercions: Sequence[Sequence[str]] = (),
+    lossy: bool = False,
+    table_name: str = "",
+    ledger: str | Path | None = None,
+) -> dict[str, object]:
+    """What a reproduction of ``release`` needs, checked, as plain data: the ``SCRIPT_CONSTANTS`` but
+    ``RUN``, in that order (the keyword arguments of ``dpdash.reproduce.Reproduction``, upper-cased).
+    The script and the notebook both write them (``release_script`` says what each argument is).
+
+    Raises:
+        ParameterError, ParameterTypeError: as ``release_script`` says.
+    """
+    if not release.dataset_identity:
+        raise ParameterError(
+            "the release must state its dataset_identity (the ledger key of its table) to be reproduced "
+            "through the ledger; this record has none"
+        )
+    if not isinstance(lossy, bool):
+        raise ParameterTypeError(f"lossy must be True or False, got lossy={lossy!r}")
+    if not isinstance(table_name, str):
+        raise ParameterTypeError(f"table_name must be a string, got {type(table_name).__name__}")
+    budget = f"ε = {release.epsilon:g}" + (f", δ = {release.delta:g}" if release.delta else "")
+    mechanism = _mechanism_name(release)
+    allowed = OPTIONS.get(MECHANISMS[mechanism], ())
+    first = release.pieces[0].parameters if release.pieces else {}
+    location = str(default_ledger_location() if ledger is None else ledger)
+    location = redact(location) if is_url(location) else str(Path(location).expanduser().resolve())
+    return {
+        "RELEASE": f"{release.query_name} with {release.mechanism}, {budget}",
+        "LEDGER": location,
+        "TABLE_NAME": table_name,
+        "IDENTITY": release.dataset_identity,
+        "FINGERPRINT": release.dataset_fingerprint,
+        "COERCIONS": _coercions(coercions),
+        "LOSSY": lossy,
+        "QUERY": release.query,
+        "MECHANISM": mechanism,
+        "OPTIONS": {name: first[name] for name in allowed if name in first},
+        "EPSILON": release.epsilon,
+        "DELTA": release.delta or None,
+        "CONFIDENCE": release.accuracy.confidence,
+        "POSTPROCESS": list(release.postprocessing),
+    }
 
 
 def release_script(
@@ -329,40 +303,12 @@ def release_script(
             know; a coercion kind that does not exist.
         ParameterTypeError: a part of the release that is not plain data (see ``Release.to_dict``).
     """
-    if not release.dataset_identity:
-        raise ParameterError(
-            "the release must state its dataset_identity (the ledger key of its table) to be reproduced "
-            "through the ledger; this record has none"
-        )
-    if not isinstance(lossy, bool):
-        raise ParameterTypeError(f"lossy must be True or False, got lossy={lossy!r}")
-    if not isinstance(table_name, str):
-        raise ParameterTypeError(f"table_name must be a string, got {type(table_name).__name__}")
-    budget = f"ε = {release.epsilon:g}" + (f", δ = {release.delta:g}" if release.delta else "")
-    mechanism = _mechanism_name(release)
-    allowed = OPTIONS.get(MECHANISMS[mechanism], ())
-    first = release.pieces[0].parameters if release.pieces else {}
-    location = str(default_ledger_location() if ledger is None else ledger)
-    location = redact(location) if is_url(location) else str(Path(location).expanduser().resolve())
+    values = reproduction_values(
+        release, coercions=coercions, lossy=lossy, table_name=table_name, ledger=ledger
+    )
     table_file = table_name if table_name and "." in table_name else "TABLE_FILE"
-    values: dict[str, object] = {
-        "RELEASE": f"{release.query_name} with {release.mechanism}, {budget}",
-        "RUN": shlex.join([str(python), "reproduce_release.py", table_file]),
-        "LEDGER": location,
-        "TABLE_NAME": table_name,
-        "IDENTITY": release.dataset_identity,
-        "FINGERPRINT": release.dataset_fingerprint,
-        "COERCIONS": _coercions(coercions),
-        "LOSSY": lossy,
-        "QUERY": release.query,
-        "MECHANISM": mechanism,
-        "OPTIONS": {name: first[name] for name in allowed if name in first},
-        "EPSILON": release.epsilon,
-        "DELTA": release.delta or None,
-        "CONFIDENCE": release.accuracy.confidence,
-        "POSTPROCESS": list(release.postprocessing),
-    }
-    constants = "\n".join(f"{name} = {_literal(values[name], name.lower())}" for name in SCRIPT_CONSTANTS)
+    values["RUN"] = shlex.join([str(python), "reproduce_release.py", table_file])
+    constants = "\n".join(f"{name} = {literal(values[name], name.lower())}" for name in SCRIPT_CONSTANTS)
     run = "".join(ch if ch.isprintable() else "?" for ch in str(values["RUN"]))  # one comment line, inert
     return f"# Run it with: {run}\n{_SCRIPT_DOC}\n{constants}\n{_SCRIPT_BODY}"
 

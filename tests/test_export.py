@@ -88,10 +88,10 @@ def coded_table(tmp_path: Path) -> dict[str, Any]:
 
 
 def _run(script: Path, *args: str, ledger: Path | None) -> subprocess.CompletedProcess[str]:
-    """The script run as a person runs it: this Python (dpdash installed in it), from the script's folder,
-    ``--ledger`` when given; $DPDASH_LEDGER names another file, which the script must not read."""
-    env = {**os.environ, "DPDASH_LEDGER": str(script.parent / "not-this-ledger.sqlite")}
-    env.pop("PYTHONPATH", None)
+    """The script run as a person runs it: this Python, from the script's folder, ``--ledger`` when given;
+    $DPDASH_LEDGER names another file, which the script must not read. PYTHONPATH is this checkout only, so
+    the script imports the dpdash under test (the one installed may be another checkout's)."""
+    env = {**os.environ, "DPDASH_LEDGER": str(script.parent / "not-this-ledger.sqlite"), "PYTHONPATH": REPO}
     ledger_args = ("--ledger", str(ledger)) if ledger is not None else ()
     return subprocess.run(
         [sys.executable, str(script), *args, *ledger_args], capture_output=True, text=True, encoding="utf-8",
@@ -114,7 +114,7 @@ def _printed(stdout: str) -> dict[str, int]:
 
 
 def test_the_script_spends_from_the_ledger_and_matches_the_app_after_a_type_change(coded_table) -> None:
-    """Run as downloaded: no PYTHONPATH, no --ledger, $DPDASH_LEDGER naming another file; it spends from
+    """Run as downloaded: no --ledger, $DPDASH_LEDGER naming another file; it spends from
     the ledger the release was made with, and its first line says the command that runs it."""
     script = coded_table["script"].read_text()
     assert script.splitlines()[0] == "# Run it with: python reproduce_release.py people.csv"

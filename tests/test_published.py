@@ -12,6 +12,7 @@ largest error over the values, for the all-at-once ±).
 from __future__ import annotations
 
 import csv
+import inspect
 import io
 import json
 import math
@@ -42,6 +43,7 @@ from dpdash.queries import (
 )
 from dpdash.release import Release, calibrate, release
 from dpdash.report import released_values, stakeholder_report
+from dpdash.reproduce import Reproduction
 
 CONFIDENCE = 0.95
 RELEASES = 2_000
@@ -190,8 +192,9 @@ def test_the_published_plus_minus_is_the_previewed_one_everywhere(kind: str, pan
         assert f"all {k} at once" in flat
     # The reproduction script prints the release's own accuracy; its --preview states what a release of
     # its simulated values would (the same function): for exact kinds, the same numbers.
-    script = release_script(made)
-    assert "result.accuracy.half_widths" in script and "result.accuracy.column_label" in script
+    assert "REPRODUCTION.spend(" in release_script(made)  # which prints the release's own ±:
+    spend = inspect.getsource(Reproduction.spend)
+    assert "result.accuracy.half_widths" in spend and "result.accuracy.column_label" in spend
     simulated = simulate_release(query, mechanism, panel, epsilon=EPSILON, confidence=CONFIDENCE, rng=1)
     assert simulated.accuracy.method == stated.method and simulated.accuracy.scope == "each"
     if stated.method != "simulated":

@@ -15,6 +15,7 @@ from dpdash.accounting import event_for, get_accountant, running
 from dpdash.errors import DPDashError, LedgerError
 from dpdash.facts import Facts
 from dpdash.ledger import Dataset
+from dpdash.notebook import NOTEBOOK_FILE, release_notebook
 from dpdash.queries import Query
 from dpdash.release import Release
 from dpdash.wording import Guarantee, accuracy_words, guarantee, mechanism_name
@@ -154,7 +155,7 @@ def show_last_release(table: ActiveTable, choice: ReleaseChoice) -> None:
         name, coercions, lossy, connection = st.session_state.get(
             _LAST_SOURCE, (table.name, table.coercions, table.lossy, table.connection)
         )
-        downloads = st.columns(2 if connection else 3)
+        downloads = st.columns(2 if connection else 4)
         downloads[0].download_button(
             "CSV of the released values",
             export.release_csv(last),
@@ -178,11 +179,18 @@ def show_last_release(table: ActiveTable, choice: ReleaseChoice) -> None:
                 "Python script (dpdash)", script, "reproduce_release.py", "text/x-python",
                 key="release_download_script", on_click="ignore",
             )
+            notebook = release_notebook(last, coercions=coercions, lossy=lossy, table_name=name,
+                                        ledger=ledger().location)  # fmt: skip
+            downloads[3].download_button(
+                "Jupyter notebook", notebook, NOTEBOOK_FILE, "application/x-ipynb+json",
+                key="release_download_notebook", on_click="ignore",
+            )
             run = script.splitlines()[0].removeprefix("# Run it with: ")
             st.caption(
-                f"The script releases again, with new noise, only by spending from this ledger "
-                f"({md(ledger().location)}). Run it where you saved it (`--ledger` for another ledger; "
-                "`--preview` simulates and spends nothing):"
+                f"The script and the notebook release again, with new noise, only by spending from this "
+                f"ledger ({md(ledger().location)}). The notebook explains each step and, run from the top, "
+                "only previews until you set `RELEASE = True` in its first cell. Run the script where you "
+                "saved it (`--ledger` for another ledger; `--preview` simulates and spends nothing):"
             )
             st.code(run, language="bash")
         else:

@@ -163,6 +163,8 @@ def test_the_page_script_reproduces_the_query_after_a_type_change_through_the_le
     app.button(key="release_button").click().run()
     app.button(key="release_confirm").click().run()
     assert not app.exception and not app.error and scripts
+    downloads = {b.proto.label for b in app.get("download_button")}
+    assert {"Python script (dpdash)", "Jupyter notebook"} <= downloads
     script = tmp_path / "reproduce_release.py"
     script.write_text(scripts[-1], encoding="utf-8")
     out = subprocess.run(

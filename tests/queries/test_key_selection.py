@@ -4,6 +4,7 @@ against an independent sum of its noise law, its chances of publishing a key aga
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -168,6 +169,7 @@ def test_the_published_plus_minus_is_the_previewed_one_in_every_export(tmp_path)
 
     from dpdash.export import release_csv, release_script, simulate_release
     from dpdash.report import figure, released_values, stakeholder_report
+    from dpdash.reproduce import Reproduction
 
     df, query = _people_by_industry(20_000)
     made = release(query, "geometric", df, epsilon=0.5, delta=1e-6, identity=fingerprint(df))
@@ -189,7 +191,8 @@ def test_the_published_plus_minus_is_the_previewed_one_in_every_export(tmp_path)
         page = stakeholder_report(ds, entries, totals, facts=query.facts, released=released)
     page = " ".join(page.split())
     assert f" ± {figure(made.accuracy.half_widths[0], 4)}</b>" in page and "mining" not in page
-    assert "result.accuracy.half_widths" in release_script(made)
+    assert "REPRODUCTION.spend(" in release_script(made)  # which prints the release's own ±
+    assert "result.accuracy.half_widths" in inspect.getsource(Reproduction.spend)
     simulated = simulate_release(query, "geometric", df, epsilon=0.5, delta=1e-6, rng=1)
     assert simulated.accuracy.half_widths == made.accuracy.half_widths[: len(simulated.values)]
 

@@ -1,0 +1,148 @@
+"""Making a release again, from its record, only through the ledger: what the downloaded script and the
+downloaded notebook both run (``dpdash.export.release_script``, ``dpdash.notebook.release_notebook``).
+
+A :class:`Reproduction` holds what the release states (the query with its public facts, the mechanism, ε,
+δ, confidence, post-processing), the table's identity and the app's type changes. ``load`` reads the
+table's file as the app reads it and refuses any other table; ``preview`` simulates (numpy draws, not a
+release, nothing spent); ``spend`` releases with new noise and records it in the ledger the release was
+spent from, all or nothing, before anything is printed. What cannot be done raises :class:`Refused`, whose
+message says why and that nothing was spent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dpdash.errors import BudgetExceededError, DPDashError
+from dpdash.export import SimulatedRelease, simulate_release
+from dpdash.ledger import Ledger, fingerprint
+from dpdash.loading import coerce_column, load_table
+from dpdash.queries import query_from_dict
+from dpdash.release import Release, dataset_fingerprint, release
+
+__all__ = ["Refused", "Reproduction"]
+
+
+class Refused(DPDashError):
+    """Nothing was released and nothing was spent: the message says why."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it (in a notebook): the message alone, no traceback."""
+        return [f"Not released, nothing was spent: {self}"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reproduction:
+    """A release to make again (the fields are the release record's, see ``release_script``)."""
+
+    release: str  # what was released, for people: "histogram of sex with Geometric, ε = 5"
+    ledger: str
+    table_name: str
+    identity: str
+    fingerprint: str
+    coercions: Sequence[Sequence[str]]
+    lossy: bool
+    query: dict[str, Any]
+    mechanism: str
+    options: dict[str, Any] = field(default_factory=dict)
+    epsilon: float
+    delta: float | None
+    confidence: float
+    postprocess: Sequence[str] = ()
+
+    def load(self, path: str | Path) -> pd.DataFrame:
+        """The table as the app queried it: the file read as the app reads it, its identity checked, then
+        the app's type changes re-applied and the result checked against the table the app queried."""
+        file = Path(path)
+        try:
+            data = file.read_bytes()
+        except OSError as error:
+            raise Refused(f"cannot read {path}: {error}") from error
+        try:
+            table = load_table(data, file.name).data
+        except DPDashError as error:
+            raise Refused(f"cannot read {path} as a table: {error}") from error
+        if fingerprint(table) != self.identity:
+            raise Refused(
+                f"{path} is not the table this release was made from ({self.table_name!r} in the app): its "
+                f"identity is {fingerprint(table)}, the dataset's is {self.identity}"
+            )
+        try:
+            for column, kind in self.coercions:
+                table = coerce_column(table, column, kind, drop_invalid=self.lossy)
+        except DPDashError as error:
+            raise Refused(f"the app's type changes do not apply to {path}: {error}") from error
+        if dataset_fingerprint(table) != self.fingerprint:
+            raise Refused(
+                "after the type changes the table is not the one the app queried (its fingerprint is "
+                f"{dataset_fingerprint(table)}, the app's was {self.fingerprint}), so the release would not "
+                "be the same query"
+            )
+        return table
+
+    def preview(self, table: pd.DataFrame) -> SimulatedRelease:
+        """Simulated values (numpy, not release-grade), printed as such; spends nothing, reads no budget."""
+        try:
+            simulated = simulate_release(
+                query_from_dict(self.query), self.mechanism, table, epsilon=self.epsilon, delta=self.delta,
+                confidence=self.confidence, postprocess=self.postprocess, options=self.options,
+            )  # fmt: skip
+        except DPDashError as error:
+            raise Refused(str(error)) from error
+        print("SIMULATED PREVIEW: not a release, no budget spent; do not publish these numbers.")
+        print(f"Would release: {self.release}")
+        widths = simulated.half_widths
+        for label, value, width in zip(simulated.labels, simulated.values, widths, strict=False):
+            print(f"simulated {label}: {value} ± {width}")
+        print(simulated.accuracy.column_label + ": " + simulated.definition)
+        return simulated
+
+    def spend(self, table: pd.DataFrame, ledger_path: str | Path, *, session: str) -> Release:
+        """Release on ``table``, recorded in the ledger at ``ledger_path`` (a file that exists, or a
+        PostgreSQL URL) under a new session named ``session`` before anything is printed; refused if the
+        ledger or the dataset's budget is missing, or if the release does not fit."""
+        ledger_path = str(ledger_path)
+        if "://" not in ledger_path and not Path(ledger_path).is_file():
+            raise Refused(
+                f"there is no dpdash ledger at {ledger_path}; this release was spent from {self.ledger}: "
+                "give that ledger's file (or URL) with --ledger (in the notebook: LEDGER)"
+            )
+        try:
+            with Ledger(ledger_path) as ledger:
+                dataset = ledger.find_dataset(self.identity)
+                if dataset is None:
+                    raise Refused(
+                        f"the ledger {ledger_path} has no budget for this dataset ({self.identity}): set it "
+                        "on the app's Data page with this ledger, or with Ledger.add_dataset"
+                    )
+                result = release(
+                    query_from_dict(self.query), self.mechanism, table, epsilon=self.epsilon,
+                    delta=self.delta, confidence=self.confidence, postprocess=self.postprocess,
+                    options=self.options, identity=self.identity,
+                )  # fmt: skip
+                try:  # the spend is committed before anything is printed
+                    ledger.spend_release(dataset, result, session=ledger.start_session(session))
+                except BudgetExceededError as error:
+                    raise Refused(f"the budget is short: {error}") from error
+                status = ledger.status(dataset)
+        except Refused:
+            raise
+        except DPDashError as error:
+            raise Refused(str(error)) from error
+        print(f"Released: {self.release}, on the table {self.table_name!r}")
+        print(
+            f"Spent from the ledger {ledger_path}, dataset {dataset.name!r}: spent epsilon = "
+            f"{status.spent.epsilon:.4g} of {dataset.budget.epsilon:g}, "
+            f"remaining {status.remaining_epsilon:.4g}"
+        )
+        widths = result.accuracy.half_widths
+        for label, value, width in zip(result.labels, result.values, widths, strict=False):
+            print(f"{label}: {value} ± {width}")
+        print(result.accuracy.column_label + ": " + result.accuracy.definition)
+        return result
+
