@@ -45,6 +45,7 @@ from dpdash.release import (
     postprocess_is_integer,
     postprocess_values,
 )
+from dpdash.rounding import published_figures
 
 __all__ = ["SimulatedRelease", "escape_cell", "release_csv", "release_script", "simulate_release"]
 
@@ -61,22 +62,24 @@ def escape_cell(value: object) -> object:
 def release_csv(release: Release) -> str:
     """label, released value, ± each value (with its confidence), and with several values the ± for
     all of them at once: one row per released value, the ± the release states (``dpdash.published``)
-    in the values' units, its meaning in the header."""
+    in the values' units, its meaning in the header. Values and ± are written as shown
+    (``dpdash.rounding.published_figures``: each value to what its ± supports, the ± to two significant
+    digits); the JSON record keeps the full values."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     accuracy = release.accuracy
-    joint = accuracy.joint_half_width if len(release.values) > 1 else None
+    shown = published_figures(release)
     header = ["label", "released value", accuracy.column_label]
-    if joint is not None:
+    if shown.joint_half_width is not None:
         header.append(
             f"± all {len(release.values)} values at once ({accuracy.confidence * 100:.4g}% confidence)"
         )
     writer.writerow(header)
-    widths = accuracy.half_widths
-    for i, (label, value) in enumerate(zip(release.labels, release.values, strict=False)):
-        width = widths[i] if i < len(widths) else ""
-        cell = value if isinstance(value, numbers.Number) else escape_cell(str(value))
-        writer.writerow([escape_cell(str(label)), cell, width] + ([joint] if joint is not None else []))
+    rows = zip(release.labels, shown.values, shown.texts, shown.half_width_texts, strict=False)
+    for label, value, text, width in rows:
+        cell = text if isinstance(value, numbers.Number) else escape_cell(str(value))
+        joint = [shown.joint_text] if shown.joint_half_width is not None else []
+        writer.writerow([escape_cell(str(label)), cell, width, *joint])
     return buffer.getvalue()
 
 
@@ -155,6 +158,7 @@ from dpdash.export import simulate_release
 from dpdash.loading import coerce_column, load_table
 from dpdash.queries import query_from_dict
 from dpdash.release import dataset_fingerprint, release
+from dpdash.rounding import published_figures
 '''
 
 _SCRIPT_BODY = '''
@@ -196,7 +200,8 @@ def preview(table) -> None:
     )
     print("SIMULATED PREVIEW: not a release, no budget spent; do not publish these numbers.")
     print(f"Would release: {RELEASE}")
-    for label, value, width in zip(simulated.labels, simulated.values, simulated.half_widths):
+    shown = published_figures(simulated)  # rounded to what each ± supports, as the app shows them
+    for label, value, width in zip(simulated.labels, shown.texts, shown.half_width_texts):
         print(f"simulated {label}: {value} ± {width}")
     print(simulated.accuracy.column_label + ": " + simulated.definition)
 
@@ -229,7 +234,8 @@ def spend_and_release(table, ledger_path: str) -> None:
         f"Spent from the ledger {ledger_path}, dataset {dataset.name!r}: spent epsilon = "
         f"{status.spent.epsilon:.4g} of {dataset.budget.epsilon:g}, remaining {status.remaining_epsilon:.4g}"
     )
-    for label, value, width in zip(result.labels, result.values, result.accuracy.half_widths):
+    shown = published_figures(result)  # rounded to what each ± supports; the ledger keeps the full values
+    for label, value, width in zip(result.labels, shown.texts, shown.half_width_texts):
         print(f"{label}: {value} ± {width}")
     print(result.accuracy.column_label + ": " + result.accuracy.definition)
 
