@@ -126,6 +126,22 @@ def half_width_exponent(half_width: float) -> int | None:
     return _decimal(a).adjusted() - _HALF_WIDTH_DIGITS + 1
 
 
+def _quantized(x: float, exponent: int) -> Decimal:
+    """The finite double ``x`` rounded to a multiple of 10**``exponent``, half to even on its shortest
+    decimal form, never −0."""
+    with decimal.localcontext(prec=_PRECISION):
+        rounded = _decimal(x).quantize(Decimal(1).scaleb(exponent), rounding=decimal.ROUND_HALF_EVEN)
+    return rounded.copy_abs() if rounded.is_zero() else rounded
+
+
+def _as_number(rounded: Decimal, exponent: int) -> int | float:
+    """An int when the unit is 1 or coarser (and the double is an exact integer), else a float."""
+    out = float(rounded) + 0.0  # + 0.0: no −0.0
+    if exponent >= 0 and abs(out) < _EXACT_INTEGERS:
+        return int(out)
+    return out
+
+
 def round_value(value: Any, exponent: int) -> Any:
     """``value`` rounded to a multiple of 10**``exponent``, ties half to even on its shortest decimal
     form; an int (or a double that is an exact integer) when the unit is 1 or coarser, never −0. Integers
@@ -138,15 +154,9 @@ def round_value(value: Any, exponent: int) -> Any:
         return value
     if isinstance(value, numbers.Integral) and exponent <= 0:
         return int(value)
-    x = float(value)
-    if not math.isfinite(x):
+    if not math.isfinite(float(value)):
         return value
-    with decimal.localcontext(prec=_PRECISION):
-        rounded = _decimal(x).quantize(Decimal(1).scaleb(exponent), rounding=decimal.ROUND_HALF_EVEN)
-    out = float(rounded) + 0.0  # + 0.0 turns −0.0 into 0.0
-    if exponent >= 0 and abs(out) < _EXACT_INTEGERS:
-        return int(out)
-    return out
+    return _as_number(_quantized(float(value), exponent), exponent)
 
 
 def _significant_exponent(x: float, digits: int) -> int:
@@ -154,19 +164,12 @@ def _significant_exponent(x: float, digits: int) -> int:
     return _decimal(x).adjusted() - digits + 1
 
 
-def _text(value: Any, exponent: int | None) -> str:
-    """A shown value with exactly the digits its rounding kept (12.0 at a unit of 0.1 stays "12.0");
-    plain digits for everyday sizes, the shortest form otherwise."""
-    if not _is_number(value):
-        return str(value)
-    x = float(value)
-    if not math.isfinite(x) or exponent is None:
-        return str(value)
-    if isinstance(value, numbers.Integral) or (exponent >= 0 and abs(x) < 1e15):
-        return str(int(value))
-    if -15 <= exponent < 0 and abs(x) < 1e15:
-        return f"{x:.{-exponent}f}"
-    return repr(x)
+def _text(rounded: Decimal, exponent: int) -> str:
+    """A rounded value with exactly the digits it kept (12.0 at a unit of 0.1 stays "12.0"): plain
+    digits for everyday sizes, the shortest form of the double otherwise."""
+    if abs(rounded) < Decimal(10) ** 15 and exponent >= -15:
+        return format(rounded, "f")
+    return repr(float(rounded))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,22 +195,22 @@ class PublishedFigures:
     owner_precision: bool
 
 
-def _one(value: Any, half_width: float | None, owner: bool) -> tuple[Any, int | None, float]:
-    """(the shown value, the exponent of its last kept digit or ``None``, how far rounding may move it)."""
-    if not _is_number(value) or not math.isfinite(float(value)):
-        return value, None, 0.0
-    if owner:
-        return value, None, 0.0
+def _one(value: Any, half_width: float | None, owner: bool) -> tuple[Any, str, float]:
+    """(the shown value, its text, how far rounding may move it)."""
+    if owner or not _is_number(value) or not math.isfinite(float(value)):
+        return value, str(value), 0.0
     exponent = None if half_width is None else half_width_exponent(half_width)
-    if exponent is None:
-        x = float(value)
-        if x == 0 or isinstance(value, numbers.Integral):
-            return value, 0 if isinstance(value, numbers.Integral) else None, 0.0
+    if isinstance(value, numbers.Integral) and (exponent is None or exponent <= 0):
+        return int(value), str(int(value)), 0.0  # nothing to round
+    if exponent is None:  # no usable ±: a fixed number of significant digits, written shortest
+        if float(value) == 0:
+            return 0.0, "0.0", 0.0
         digits = EXACT_DIGITS if half_width == 0 else FIXED_DIGITS
-        exponent = _significant_exponent(x, digits)
-    shown = round_value(value, exponent)
-    moved = 0.0 if isinstance(value, numbers.Integral) and exponent <= 0 else 0.5 * 10.0**exponent
-    return shown, exponent, moved
+        exponent = _significant_exponent(float(value), digits)
+        shown = _as_number(_quantized(float(value), exponent), exponent)
+        return shown, str(shown), 0.5 * 10.0**exponent
+    rounded = _quantized(float(value), exponent)
+    return _as_number(rounded, exponent), _text(rounded, exponent), 0.5 * 10.0**exponent
 
 
 def _shown_half_width(half_width: float | None, moved: float) -> float | None:
@@ -229,7 +232,7 @@ def _half_width_text(a: float | None) -> str:
     exponent = _significant_exponent(a, _HALF_WIDTH_DIGITS)
     if exponent >= 0 and a < 1e15:
         return str(int(a))
-    if exponent >= -15:
+    if -15 <= exponent < 0:
         return f"{a:.{-exponent}f}"
     return f"{a:.{_HALF_WIDTH_DIGITS - 1}e}"
 
@@ -250,23 +253,23 @@ def published_figures_of(
     names = [parse_step(step)[0] for step in postprocessing]
     owner = any(name in OWNER_PRECISION for name in names)
     widths = list(half_widths) + [None] * (len(values) - len(half_widths))
-    shown, exponents, moves = [], [], []
+    shown, texts, moves = [], [], []
     for value, width in zip(values, widths, strict=False):
-        one, exponent, moved = _one(value, width, owner)
+        one, text, moved = _one(value, width, owner)
         shown.append(one)
-        exponents.append(exponent)
+        texts.append(text)
         moves.append(moved)
     clamps = [step for step, name in zip(postprocessing, names, strict=True) if name.startswith("clamp")]
     if clamps and not owner:
         for i in _outside(shown, clamps, query, postprocess_values):
-            shown[i], exponents[i] = values[i], None  # the released value, on the owner's bound
+            shown[i], texts[i] = values[i], str(values[i])  # the released value, on the owner's bound
     half = tuple(_shown_half_width(w, m) for w, m in zip(widths, moves, strict=True))
     joint = None
     if joint_half_width is not None:
         joint = _shown_half_width(joint_half_width, max(moves, default=0.0))
     return PublishedFigures(
         values=tuple(shown),
-        texts=tuple(_text(v, e) for v, e in zip(shown, exponents, strict=True)),
+        texts=tuple(texts),
         half_widths=half,
         half_width_texts=tuple(_half_width_text(a) for a in half),
         joint_half_width=joint,
