@@ -382,12 +382,15 @@ class SimulatedRelease:
 
     Not a release: nothing was spent and the draws are not release-grade, so these values must never be
     published. ``accuracy`` is the ± a real release with these values would state (``dpdash.published``,
-    the same function), ``half_widths`` and ``definition`` its parts.
+    the same function), ``half_widths`` and ``definition`` its parts; ``postprocessing`` and ``spec``
+    the steps applied and the query (``dpdash.rounding.published_figures`` reads them).
     """
 
     labels: tuple[str, ...]
     values: tuple[Any, ...]
     accuracy: Accuracy
+    postprocessing: tuple[str, ...] = ()
+    spec: Query | None = None
 
     @property
     def half_widths(self) -> tuple[float, ...]:
@@ -468,4 +471,6 @@ def simulate_release(
         tuple(str(label) for label in query.labels),  # type: ignore[attr-defined]
         tuple(v.item() if isinstance(v, np.generic) else v for v in shown),
         accuracy,
+        steps,
+        query,
     )

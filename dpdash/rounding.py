@@ -296,7 +296,7 @@ def published_figures(release: Any) -> PublishedFigures:
     accuracy = release.accuracy
     joint = accuracy.joint_half_width if len(release.values) > 1 else None
     steps = tuple(getattr(release, "postprocessing", ()))
-    query = release.spec if any(s.startswith("clamp_to_bounds") for s in steps) else None
+    query = getattr(release, "spec", None) if any(s.startswith("clamp_to_bounds") for s in steps) else None
     return published_figures_of(
         release.values, accuracy.half_widths, joint, postprocessing=steps, query=query
     )

@@ -206,7 +206,7 @@ def test_hostile_steps_fingerprints_and_names_from_a_record_stay_literals() -> N
     called = {ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     assert called == {
         "Path", "file.read_bytes", "Refused", "load_table", "fingerprint", "coerce_column",
-        "dataset_fingerprint", "simulate_release", "query_from_dict", "print", "zip",
+        "dataset_fingerprint", "simulate_release", "query_from_dict", "print", "zip", "published_figures",
         "Path(ledger_path).is_file", "Ledger",
         "ledger.find_dataset", "release", "ledger.spend_release", "ledger.start_session", "ledger.status",
         "argparse.ArgumentParser", "parser.add_argument", "parser.parse_args", "load", "preview",
