@@ -45,6 +45,7 @@ from dpdash.release import (
     postprocess_is_integer,
     postprocess_values,
 )
+from dpdash.rounding import published_figures
 
 __all__ = ["SimulatedRelease", "escape_cell", "release_csv", "release_script", "simulate_release"]
 
@@ -61,22 +62,24 @@ def escape_cell(value: object) -> object:
 def release_csv(release: Release) -> str:
     """label, released value, ± each value (with its confidence), and with several values the ± for
     all of them at once: one row per released value, the ± the release states (``dpdash.published``)
-    in the values' units, its meaning in the header."""
+    in the values' units, its meaning in the header. Values and ± are written as shown
+    (``dpdash.rounding.published_figures``: each value to what its ± supports, the ± to two significant
+    digits); the JSON record keeps the full values."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     accuracy = release.accuracy
-    joint = accuracy.joint_half_width if len(release.values) > 1 else None
+    shown = published_figures(release)
     header = ["label", "released value", accuracy.column_label]
-    if joint is not None:
+    if shown.joint_half_width is not None:
         header.append(
             f"± all {len(release.values)} values at once ({accuracy.confidence * 100:.4g}% confidence)"
         )
     writer.writerow(header)
-    widths = accuracy.half_widths
-    for i, (label, value) in enumerate(zip(release.labels, release.values, strict=False)):
-        width = widths[i] if i < len(widths) else ""
-        cell = value if isinstance(value, numbers.Number) else escape_cell(str(value))
-        writer.writerow([escape_cell(str(label)), cell, width] + ([joint] if joint is not None else []))
+    rows = zip(release.labels, shown.values, shown.texts, shown.half_width_texts, strict=False)
+    for label, value, text, width in rows:
+        cell = text if isinstance(value, numbers.Number) else escape_cell(str(value))
+        joint = [shown.joint_text] if shown.joint_half_width is not None else []
+        writer.writerow([escape_cell(str(label)), cell, width, *joint])
     return buffer.getvalue()
 
 
@@ -322,12 +325,15 @@ class SimulatedRelease:
 
     Not a release: nothing was spent and the draws are not release-grade, so these values must never be
     published. ``accuracy`` is the ± a real release with these values would state (``dpdash.published``,
-    the same function), ``half_widths`` and ``definition`` its parts.
+    the same function), ``half_widths`` and ``definition`` its parts; ``postprocessing`` and ``spec``
+    the steps applied and the query (``dpdash.rounding.published_figures`` reads them).
     """
 
     labels: tuple[str, ...]
     values: tuple[Any, ...]
     accuracy: Accuracy
+    postprocessing: tuple[str, ...] = ()
+    spec: Query | None = None
 
     @property
     def half_widths(self) -> tuple[float, ...]:
@@ -408,4 +414,6 @@ def simulate_release(
         tuple(str(label) for label in query.labels),  # type: ignore[attr-defined]
         tuple(v.item() if isinstance(v, np.generic) else v for v in shown),
         accuracy,
+        steps,
+        query,
     )

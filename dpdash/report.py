@@ -19,6 +19,7 @@ from dpdash.ledger import Dataset, Entry
 from dpdash.ledger.releases import RecordedRelease, group_releases
 from dpdash.release import Release
 from dpdash.risk import max_detection_rate, posterior_bound
+from dpdash.rounding import ROUNDING_NOTE, published_figures
 from dpdash.wording import accuracy_words, guarantee, mechanism_name, percent
 
 __all__ = ["figure", "plan_report", "released_values", "stakeholder_report"]
@@ -60,13 +61,6 @@ def figure(value: float, digits: int) -> str:
     return f"{value:.{decimals}f}"
 
 
-def _value(value: object) -> str:
-    """A released value: integers in full, other numbers to 6 significant digits, text as it is."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return html.escape(str(value))
-    return str(value) if isinstance(value, int) else figure(value, 6)
-
-
 def _risk_sentence(epsilon: float, delta: float, *, after: str) -> str:
     """The attacker's view of a total (ε, δ), in words (MATH.md "Risk, for people")."""
     if not math.isfinite(epsilon):
@@ -96,23 +90,25 @@ def _cost(record: Release | None, group: Sequence[Entry]) -> str:
 
 
 def _values(release: Release) -> str:
-    """The release's values with their ± (at most ``MAX_VALUES``), and what the ± means: per value or
-    all at once, its confidence, and the ± for all values at once (``dpdash.published``)."""
-    accuracy = release.accuracy
-    widths = list(accuracy.half_widths)
+    """The release's values with their ± (at most ``MAX_VALUES``), as shown everywhere
+    (``dpdash.rounding.published_figures``), and what the ± means: per value or all at once, its
+    confidence, and the ± for all values at once (``dpdash.published``)."""
+    accuracy, shown = release.accuracy, published_figures(release)
     items = []
-    for i, (label, value) in enumerate(zip(release.labels, release.values, strict=False)):
+    rows = zip(release.labels, shown.texts, shown.half_width_texts, strict=False)
+    for i, (label, value, width) in enumerate(rows):
         if i == MAX_VALUES:
             items.append(f"<li>… and {len(release.values) - MAX_VALUES} more (in the release record)</li>")
             break
-        width = f" ± {figure(widths[i], 4)}" if i < len(widths) else ""
+        plus_minus = f" ± {width}" if width else ""
         name = f"{html.escape(str(label))}: " if len(release.values) > 1 or label else ""
-        items.append(f"<li>{name}<b>{_value(value)}{width}</b></li>")
+        items.append(f"<li>{name}<b>{html.escape(value)}{plus_minus}</b></li>")
     means = accuracy_words(accuracy.confidence, accuracy.method, len(release.values), accuracy.scope,
-                           accuracy.joint_half_width)  # fmt: skip
+                           shown.joint_half_width)  # fmt: skip
+    note = "" if shown.owner_precision else f" {ROUNDING_NOTE}"
     return (
         f"<ul class=v>{''.join(items)}</ul><span class=note>{html.escape(accuracy.column_label)}. "
-        f"{html.escape(means)}</span>"
+        f"{html.escape(means)}{html.escape(note)}</span>"
     )
 
 

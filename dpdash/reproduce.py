@@ -24,6 +24,7 @@ from dpdash.ledger import Ledger, fingerprint
 from dpdash.loading import coerce_column, load_table
 from dpdash.queries import query_from_dict
 from dpdash.release import Release, dataset_fingerprint, release
+from dpdash.rounding import published_figures
 
 __all__ = ["Refused", "Reproduction"]
 
@@ -96,8 +97,8 @@ class Reproduction:
             raise Refused(str(error)) from error
         print("SIMULATED PREVIEW: not a release, no budget spent; do not publish these numbers.")
         print(f"Would release: {self.release}")
-        widths = simulated.half_widths
-        for label, value, width in zip(simulated.labels, simulated.values, widths, strict=False):
+        shown = published_figures(simulated)  # rounded to what each ± supports, as the app shows them
+        for label, value, width in zip(simulated.labels, shown.texts, shown.half_width_texts, strict=False):
             print(f"simulated {label}: {value} ± {width}")
         print(simulated.accuracy.column_label + ": " + simulated.definition)
         return simulated
@@ -140,8 +141,8 @@ class Reproduction:
             f"{status.spent.epsilon:.4g} of {dataset.budget.epsilon:g}, "
             f"remaining {status.remaining_epsilon:.4g}"
         )
-        widths = result.accuracy.half_widths
-        for label, value, width in zip(result.labels, result.values, widths, strict=False):
+        shown = published_figures(result)  # rounded to what each ± supports; the ledger keeps the full values
+        for label, value, width in zip(result.labels, shown.texts, shown.half_width_texts, strict=False):
             print(f"{label}: {value} ± {width}")
         print(result.accuracy.column_label + ": " + result.accuracy.definition)
         return result

@@ -44,6 +44,7 @@ from dpdash.queries import (
 from dpdash.release import Release, calibrate, release
 from dpdash.report import released_values, stakeholder_report
 from dpdash.reproduce import Reproduction
+from dpdash.rounding import half_width_exponent, published_figures
 
 CONFIDENCE = 0.95
 RELEASES = 2_000
@@ -124,6 +125,13 @@ def _csv(made: Release) -> tuple[list[str], list[list[str]]]:
     return rows[0], rows[1:]
 
 
+def _covers(shown: float, stated: float) -> None:
+    """A shown ± holds wherever the stated one does, and is at most 1.5 units of its last digit larger."""
+    exponent = half_width_exponent(stated)
+    unit = 0.0 if exponent is None else 10.0**exponent
+    assert stated <= shown <= stated + 1.5 * unit
+
+
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_the_published_plus_minus_is_the_previewed_one_everywhere(kind: str, panel: pd.DataFrame,
                                                                   tmp_path: Path) -> None:  # fmt: skip
@@ -169,12 +177,18 @@ def test_the_published_plus_minus_is_the_previewed_one_everywhere(kind: str, pan
     assert Release.from_json(made.to_json()).accuracy == stated
     assert json.loads(made.to_json())["accuracy"]["scope"] == "each"
     # CSV: the per-value ± under a header that says so, and the all-at-once ± beside it.
+    # Shown as dpdash.rounding rounds it: two significant digits, rounded up, covering the half unit the
+    # value's rounding may move it: never less than the stated ±, at most 1.5 units of its last digit more.
     header, rows = _csv(made)
+    shown = published_figures(made)
     assert header[2] == "± each value (95% confidence)" == stated.column_label
-    assert [float(r[2]) for r in rows] == pytest.approx(stated.half_widths, rel=1e-12)
+    assert [r[2] for r in rows] == list(shown.half_width_texts)
+    for text, width in zip(shown.half_width_texts, stated.half_widths, strict=True):
+        _covers(float(text), width)
     if k > 1:
         assert header[3] == f"± all {k} values at once (95% confidence)"
-        assert [float(r[3]) for r in rows] == pytest.approx([stated.joint_half_width] * k, rel=1e-12)
+        assert [r[3] for r in rows] == [shown.joint_text] * k
+        _covers(float(shown.joint_text), stated.joint_half_width)
     # The stakeholder report: each value with its ±, and what it means.
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         ds = ledger.add_dataset(name="panel", fingerprint=fingerprint(panel), budget=Budget(10.0, 0.0),
@@ -182,19 +196,17 @@ def test_the_published_plus_minus_is_the_previewed_one_everywhere(kind: str, pan
         ledger.spend_release(ds, made)
         page = stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), facts=FACTS,
                                   released=released_values(ledger.published(ds)))  # fmt: skip
-    from dpdash.report import figure
-
     flat = " ".join(page.split())
-    for width in stated.half_widths[:12]:
-        assert f" ± {figure(width, 4)}</b>" in flat
+    for width in shown.half_width_texts[:12]:
+        assert f" ± {width}</b>" in flat
     assert "± each value (95% confidence)." in flat
     if k > 1 and not stated.method.endswith("gap bound"):
         assert f"all {k} at once" in flat
     # The reproduction script prints the release's own accuracy; its --preview states what a release of
     # its simulated values would (the same function): for exact kinds, the same numbers.
-    assert "REPRODUCTION.spend(" in release_script(made)  # which prints the release's own ±:
+    assert "REPRODUCTION.spend(" in release_script(made)  # which prints the release's own ±, as shown:
     spend = inspect.getsource(Reproduction.spend)
-    assert "result.accuracy.half_widths" in spend and "result.accuracy.column_label" in spend
+    assert "published_figures(result)" in spend and "result.accuracy.column_label" in spend
     simulated = simulate_release(query, mechanism, panel, epsilon=EPSILON, confidence=CONFIDENCE, rng=1)
     assert simulated.accuracy.method == stated.method and simulated.accuracy.scope == "each"
     if stated.method != "simulated":

@@ -15,8 +15,9 @@ from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Laplace
 from dpdash.queries import Count, Histogram
 from dpdash.release import release
-from dpdash.report import MAX_VALUES, figure, plan_report, released_values, stakeholder_report
+from dpdash.report import MAX_VALUES, plan_report, released_values, stakeholder_report
 from dpdash.risk import posterior_bound
+from dpdash.rounding import published_figures
 from dpdash.wording import guarantee
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -65,14 +66,14 @@ def test_released_values_with_their_half_width_and_confidence(tmp_path: Path) ->
                                   released=released)  # fmt: skip
     assert list(released.values()) == [made]
     visible = _visible(page)
-    for label, value, width in zip(made.labels, made.values, made.accuracy.half_widths, strict=True):
-        shown = str(value) if isinstance(value, int) else figure(value, 6)
+    shown = published_figures(made)  # rounded as the CSV and the app show them
+    for label, value, width in zip(made.labels, shown.texts, shown.half_width_texts, strict=True):
         escaped = label.replace("<", "&lt;").replace(">", "&gt;")
-        assert f"{escaped}: <b>{shown} ± {figure(width, 4)}</b>" in visible
+        assert f"{escaped}: <b>{value} ± {width}</b>" in visible
     assert "<img" not in page
     count = len(made.values)
     assert "± each value (90% confidence)." in visible
-    joint = f"{made.accuracy.joint_half_width:.4g}"
+    joint = f"{shown.joint_half_width:.4g}"
     assert (
         "With probability at least 90%, each released value is within its ± of its true value; "
         f"all {count} at once are within ± {joint}." in visible

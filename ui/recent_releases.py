@@ -15,6 +15,7 @@ from dpdash.access import Action
 from dpdash.errors import DPDashError
 from dpdash.ledger import RecordedRelease
 from dpdash.report import released_values
+from dpdash.rounding import published_figures
 from dpdash.wording import accuracy_words, mechanism_name
 from ui.ledger_session import ledger, ledger_session_uid, registered
 from ui.numbers import plural
@@ -85,5 +86,6 @@ def recent_releases(table: ActiveTable) -> None:
                     continue
                 released_table(result, key=f"recent_release_values_{one.number}")
                 accuracy = result.accuracy
+                joint = published_figures(result).joint_half_width  # the ± of all at once, as shown
                 st.caption(accuracy_words(accuracy.confidence, accuracy.method, len(result.values),
-                                          accuracy.scope, accuracy.joint_half_width))  # fmt: skip
+                                          accuracy.scope, joint))  # fmt: skip

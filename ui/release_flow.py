@@ -18,6 +18,7 @@ from dpdash.ledger import Dataset
 from dpdash.notebook import NOTEBOOK_FILE, release_notebook
 from dpdash.queries import Query
 from dpdash.release import Release
+from dpdash.rounding import published_figures
 from dpdash.wording import Guarantee, accuracy_words, guarantee, mechanism_name
 from ui.guarded import draw_release, record_release
 from ui.key_preview import offer_published_keys
@@ -140,7 +141,7 @@ def show_last_release(table: ActiveTable, choice: ReleaseChoice) -> None:
         accuracy, words = last.accuracy, guarantee(Facts.from_dict(last.query.get("facts", {})), last.epsilon,
                                                    last.delta)  # fmt: skip
         means = accuracy_words(accuracy.confidence, accuracy.method, len(last.values), accuracy.scope,
-                               accuracy.joint_half_width)  # fmt: skip
+                               published_figures(last).joint_half_width)  # fmt: skip
         show_guarantee(
             Guarantee(
                 f"{means} {words.plain}",

@@ -21,6 +21,7 @@ from dpdash.key_release import key_mechanism
 from dpdash.ledger import Dataset, RequestRecord
 from dpdash.queries import KeyCounts, Query, SelectionQuery
 from dpdash.release import Release, calibrate, describe_postprocessing
+from dpdash.rounding import ROUNDING_NOTE, published_figures
 from ui.guarded import draw_release, evaluate, record_release
 from ui.ledger_session import ledger
 from ui.numbers import spent_text
@@ -121,17 +122,18 @@ def _released(record: Dataset, uid: str) -> Release | None:
 
 def released_table(result: Release, key: str) -> None:
     """The released values with the ± the release states, its meaning in the column's header, and with
-    several values the ± for all of them at once below."""
-    accuracy = result.accuracy
-    half_widths = list(accuracy.half_widths)
-    widths = half_widths + [None] * (len(result.values) - len(half_widths))
-    table = {"value": result.labels, "released": result.values, accuracy.column_label: widths}
+    several values the ± for all of them at once below: as shown everywhere
+    (``dpdash.rounding.published_figures``), the full values being in the JSON record."""
+    accuracy, shown = result.accuracy, published_figures(result)
+    table = {"value": result.labels, "released": shown.texts, accuracy.column_label: shown.half_width_texts}
     st.dataframe(pd.DataFrame(table), hide_index=True, key=key)
-    if len(result.values) > 1 and accuracy.joint_half_width is not None:
+    if shown.joint_half_width is not None:
         st.caption(
-            f"All {len(result.values)} values at once: ± {accuracy.joint_half_width:.4g} "
+            f"All {len(result.values)} values at once: ± {shown.joint_text} "
             f"({accuracy.confidence:.0%} confidence)."
         )
+    if not shown.owner_precision:
+        st.caption(ROUNDING_NOTE)
 
 
 def request_list(table: ActiveTable, record: Dataset | None) -> None:

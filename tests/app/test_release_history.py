@@ -16,6 +16,7 @@ from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Histogram, Mean
 from dpdash.release import Release, release
+from dpdash.rounding import published_figures
 from tests.app.test_roles import ROWS, UNIT, as_person, everything_shown, served, true_value_texts
 from ui.recent_releases import RECENT
 
@@ -41,9 +42,10 @@ def _values(at: AppTest, number: int) -> pd.DataFrame:
 
 
 def _check_values(table: pd.DataFrame, made: Release) -> None:
-    """The page's values and ± are the release's, exactly."""
-    assert table["released"].tolist() == list(made.values)
-    assert table[made.accuracy.column_label].tolist() == list(made.accuracy.half_widths)
+    """The page's values and ± are the release's, rounded as everywhere (``dpdash.rounding``)."""
+    shown = published_figures(made)
+    assert table["released"].tolist() == list(shown.texts)
+    assert table[made.accuracy.column_label].tolist() == list(shown.half_width_texts)
 
 
 def test_a_release_recorded_by_another_session_shows_after_a_reload(

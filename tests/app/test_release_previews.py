@@ -141,6 +141,39 @@ def test_counts_can_be_clamped_at_zero_and_made_integers(app: AppTest) -> None:
     released = app.session_state["release_last"]
     assert released.postprocessing == ("clamp_nonnegative", "round")
     assert all(isinstance(v, int) and v >= 0 for v in released.values)
+    # The owner asked for integers: the page shows the released integers themselves (± 3.5 alone
+    # would round them to 0.1, which changes nothing), not rounded further.
+    shown = app.dataframe[-1].value
+    assert shown["released"].tolist() == [str(v) for v in released.values]
+
+
+def test_the_page_shows_values_rounded_to_their_plus_minus_and_the_record_keeps_them_whole(
+    app: AppTest,
+) -> None:
+    """Laplace counts land on a fine grid (166.297119140625): the page shows each to the place of the
+    ±'s second significant digit, as the CSV does; the JSON record keeps the full value."""
+    from dpdash.export import release_csv
+    from dpdash.rounding import half_width_exponent, published_figures
+
+    app.selectbox(key="release_kind").set_value("Histogram").run()
+    app.selectbox(key="release_column").set_value("smoker").run()
+    app.selectbox(key="release_mechanism").set_value("Laplace").run()
+    app.button(key="release_button").click().run()
+    app.button(key="release_confirm").click().run()
+    assert not app.exception and not app.error
+    made = app.session_state["release_last"]
+    figures = published_figures(made)
+    page = app.dataframe[-1].value
+    assert page["released"].tolist() == list(figures.texts)
+    assert page["± each value (95% confidence)"].tolist() == list(figures.half_width_texts)
+    csv_values = [line.split(",")[1] for line in release_csv(made).splitlines()[1:]]
+    assert csv_values == list(figures.texts)
+    assert json.loads(made.to_json())["values"] == list(made.values)  # the record: full values
+    for text, value, width in zip(figures.texts, made.values, made.accuracy.half_widths, strict=True):
+        unit = 10.0 ** half_width_exponent(width)
+        assert abs(float(text) - value) <= unit / 2 * (1 + 1e-9)  # at most half a unit of the last digit
+        assert len(text.partition(".")[2]) == max(0, -half_width_exponent(width))
+    assert any("Each value is rounded to what its ± supports" in c.value for c in app.caption)
 
 
 def test_no_clipping_bias_when_nothing_was_clipped(app: AppTest) -> None:

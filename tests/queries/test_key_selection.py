@@ -168,8 +168,9 @@ def test_the_published_plus_minus_is_the_previewed_one_in_every_export(tmp_path)
     import io
 
     from dpdash.export import release_csv, release_script, simulate_release
-    from dpdash.report import figure, released_values, stakeholder_report
+    from dpdash.report import released_values, stakeholder_report
     from dpdash.reproduce import Reproduction
+    from dpdash.rounding import published_figures
 
     df, query = _people_by_industry(20_000)
     made = release(query, "geometric", df, epsilon=0.5, delta=1e-6, identity=fingerprint(df))
@@ -181,7 +182,8 @@ def test_the_published_plus_minus_is_the_previewed_one_in_every_export(tmp_path)
     assert rows[0][2] == made.accuracy.column_label
     assert rows[0][3] == f"± all {k} values at once (95% confidence)"
     assert [r[0] for r in rows[1:]] == list(made.labels)
-    assert {float(r[2]) for r in rows[1:]} == {float(made.accuracy.half_widths[0])}
+    assert {r[2] for r in rows[1:]} == {published_figures(made).half_width_texts[0]}
+    assert float(rows[1][2]) >= made.accuracy.half_widths[0]  # the shown ± covers the stated one
     assert Release.from_json(made.to_json()).accuracy == made.accuracy
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
         ds = ledger.add_dataset(name="panel", fingerprint=fingerprint(df), budget=Budget(1.0, 1e-5))
@@ -190,9 +192,9 @@ def test_the_published_plus_minus_is_the_previewed_one_in_every_export(tmp_path)
         entries, totals = ledger.entries(ds), ledger.totals(ds)
         page = stakeholder_report(ds, entries, totals, facts=query.facts, released=released)
     page = " ".join(page.split())
-    assert f" ± {figure(made.accuracy.half_widths[0], 4)}</b>" in page and "mining" not in page
-    assert "REPRODUCTION.spend(" in release_script(made)  # which prints the release's own ±
-    assert "result.accuracy.half_widths" in inspect.getsource(Reproduction.spend)
+    assert f" ± {published_figures(made).half_width_texts[0]}</b>" in page and "mining" not in page
+    assert "REPRODUCTION.spend(" in release_script(made)  # which prints the release's own ±, as shown
+    assert "published_figures(result)" in inspect.getsource(Reproduction.spend)
     simulated = simulate_release(query, "geometric", df, epsilon=0.5, delta=1e-6, rng=1)
     assert simulated.accuracy.half_widths == made.accuracy.half_widths[: len(simulated.values)]
 
