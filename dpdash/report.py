@@ -68,9 +68,9 @@ def print_zoom(values_per_release: Sequence[int]) -> float:
     its chart) against ``PRINT_HEIGHT_PX``; 1 when it fits as it is. ``render_pdf`` checks the result.
 
     >>> print_zoom([1, 5]), round(print_zoom([12] * 8), 2)
-    (1.0, 0.35)
+    (1.0, 0.33)
     """
-    rows = sum(max(34 + 17 * min(n, MAX_VALUES + 1), 50 + 18 * min(n, MAX_VALUES))
+    rows = sum(max(82 + 18 * min(n, MAX_VALUES), 58 + 17 * min(n, MAX_VALUES + 1))
                for n in values_per_release)  # fmt: skip
     height = 470 + 30 + rows
     return round(min(1.0, PRINT_HEIGHT_PX / height), 3)
