@@ -37,6 +37,7 @@ MAX_VALUES = 12
 COLOURS = {"text": "#1b1f24", "muted": "#4b535c", "mark": "#0a5bd3", "outline": "#57606a", "axis": "#6e7781"}
 
 _FONT = 'font-family="system-ui,sans-serif" font-size="11"'
+_SVG = '<svg xmlns="http://www.w3.org/2000/svg" role="img"'
 
 
 def figure(value: float, digits: int) -> str:
@@ -173,7 +174,7 @@ def release_chart(release: Release, chart_id: str) -> str:
     described += f"; and {more} more in the release record" if more else ""
     title = f"Released values of {release.query_name} with their ±"
     return (
-        f'<svg class="chart" role="img" aria-labelledby="{chart_id}-t {chart_id}-d" width="340" '
+        f'{_SVG} class="chart" aria-labelledby="{chart_id}-t {chart_id}-d" width="340" '
         f'height="{height:.0f}" viewBox="0 0 340 {height:.0f}" {_FONT} data-low="{low!r}" '
         f'data-high="{high!r}" data-left="{left}" data-right="{right}"><title id="{chart_id}-t">{e(title)}'
         f'</title><desc id="{chart_id}-d">{e(described)}. Bars: {e(definition)}.</desc>{"".join(parts)}</svg>'
@@ -198,7 +199,7 @@ def budget_chart(spent: str, remaining: str, budget: str, accountant: str, delta
         f"{remaining}."
     )
     return (
-        f'<svg class="chart budget" role="img" aria-labelledby="budget-t budget-d" width="{width + 2:.0f}" '
+        f'{_SVG} class="chart budget" aria-labelledby="budget-t budget-d" width="{width + 2:.0f}" '
         f'height="70" viewBox="0 0 {width + 2:.0f} 70" {_FONT} data-spent="{e(spent)}" '
         f'data-remaining="{e(remaining)}" data-budget="{e(budget)}"><title id="budget-t">Budget spent and '
         f'remaining</title><desc id="budget-d">{e(text)}</desc>'
