@@ -1,7 +1,11 @@
 """One-page HTML summaries for stakeholders, readable in a minute: what was released (each value with its
 ± and the confidence of that ±), who is protected (``dpdash.wording``), and how much budget remains under
 the accountant in force. The technical details (the exact guarantee, every accountant's total and why the
-others are not spent budget, the ledger entries) sit in a ``<details>`` block below."""
+others are not spent budget, the ledger entries) sit in a ``<details>`` block below.
+
+The stakeholder report also draws each release's values with their ± and the budget spent against what
+remains (``dpdash.report_charts``), and prints on one page (``print_zoom``; ``dpdash.report_pdf`` makes
+the PDF)."""
 
 from __future__ import annotations
 
