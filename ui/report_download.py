@@ -18,10 +18,11 @@ def _pdf(make_html: Callable[[], str]) -> bytes:
 
 def report_downloads(column: Any, make_html: Callable[[], str], *, key: str) -> None:
     """The HTML report's download and, beside it, "Download PDF"; without Chromium the PDF button is
-    disabled and a caption says why and what to do (nothing fails on the click)."""
+    disabled and a caption says why and what to do (nothing fails on the click). A click reruns nothing:
+    a rerun would replace the other button's file on the server while it may still be asked for."""
     column.download_button(
         "Stakeholder report (one-page HTML)", make_html, file_name="dpdash-privacy-report.html",
-        mime="text/html", key=key,
+        mime="text/html", key=key, on_click="ignore",
     )  # fmt: skip
     if find_chromium() is None:
         column.button("Download PDF (no Chromium on this server)", disabled=True, key=f"{key}_pdf",
@@ -30,6 +31,6 @@ def report_downloads(column: Any, make_html: Callable[[], str], *, key: str) -> 
         return
     column.download_button(
         "Download PDF", partial(_pdf, make_html), file_name="dpdash-privacy-report.pdf",
-        mime="application/pdf", key=f"{key}_pdf",
+        mime="application/pdf", key=f"{key}_pdf", on_click="ignore",
         help="The same report as a one-page PDF (A4), printed by this server's Chromium.",
     )  # fmt: skip

@@ -139,6 +139,7 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
             shown = str(value) if isinstance(value, int) else figure(value, 6)
             assert f"{shown} ± {figure(width, 4)}</b>" in report
     # The same report as a PDF, printed by the server's Chromium on the click: one page.
+    wait_until_idle(page)
     with page.expect_download() as download:
         page.get_by_role("button", name="Download PDF").click()
     pdf = download.value.path().read_bytes()
