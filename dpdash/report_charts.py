@@ -102,12 +102,16 @@ def _rows(release: Release) -> list[_Row] | None:
 
 
 def _ticks(low: float, high: float) -> list[float]:
-    """Three to six round ticks inside [low, high] (steps of 1, 2 or 5 times a power of ten)."""
-    raw = (high - low) / 4
+    """Two to four round ticks inside [low, high] (steps of 1, 2 or 5 times a power of ten), far enough
+    apart for their labels on a 122-pixel axis."""
+    raw = (high - low) / 3
     power = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    first = math.ceil(low / step)
-    return [k * step for k in range(first, math.floor(high / step) + 1)]
+
+    def at(step: float) -> list[float]:
+        return [k * step for k in range(math.ceil(low / step), math.floor(high / step) + 1)]
+
+    usable = [m * power for m in (0.2, 0.5, 1, 2, 5, 10) if len(at(m * power)) >= 2]
+    return at(min((step for step in usable if step >= raw), default=max(usable)))
 
 
 def _short(text: str, limit: int = 16) -> str:

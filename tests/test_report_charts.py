@@ -5,6 +5,7 @@ layout; and a clear error when there is no Chromium to print the PDF with."""
 from __future__ import annotations
 
 import html
+import itertools
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -175,3 +176,15 @@ def test_no_chromium_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monkey
         render_pdf("<html><head></head><body>x</body></html>")
     with pytest.raises(RenderError, match="paper must be one of A4, Letter, got paper='A3'"):
         render_pdf("<html></html>", paper="A3")
+
+
+@pytest.mark.parametrize(
+    "low, high", [(-1900, 1900), (-60, 60), (0.01, 0.02), (44, 46), (-2.6, 48), (1e5, 1.3e5)]
+)
+def test_axis_ticks_are_few_round_and_inside(low: float, high: float) -> None:
+    from dpdash.report_charts import _ticks
+
+    ticks = _ticks(low, high)
+    assert 2 <= len(ticks) <= 4 and low <= ticks[0] and ticks[-1] <= high
+    steps = {round(b - a, 12) for a, b in itertools.pairwise(ticks)}
+    assert len(steps) == 1 and f"{steps.pop():.3g}".lstrip("0.")[0] in "125"
