@@ -14,6 +14,7 @@ __all__ = [
     "LedgerError",
     "ParameterError",
     "ParameterTypeError",
+    "RenderError",
     "RolesFileError",
     "UnsupportedEventError",
 ]
@@ -70,3 +71,8 @@ class AccessDenied(DPDashError, PermissionError):
 class RolesFileError(DPDashError, ValueError):
     """The roles file (``DPDASH_ROLES``, ``dpdash.access``) cannot be read or says something unclear; the
     message names the file, the entry and the rule."""
+
+
+class RenderError(DPDashError, RuntimeError):
+    """A report could not be rendered to PDF (no Chromium, or Chromium failed); the message says which
+    and what to do. Nothing was written."""

@@ -1,7 +1,11 @@
 """One-page HTML summaries for stakeholders, readable in a minute: what was released (each value with its
 ± and the confidence of that ±), who is protected (``dpdash.wording``), and how much budget remains under
 the accountant in force. The technical details (the exact guarantee, every accountant's total and why the
-others are not spent budget, the ledger entries) sit in a ``<details>`` block below."""
+others are not spent budget, the ledger entries) sit in a ``<details>`` block below.
+
+The stakeholder report also draws each release's values with their ± and the budget spent against what
+remains (``dpdash.report_charts``), and prints on one page (``print_zoom``; ``dpdash.report_pdf`` makes
+the PDF)."""
 
 from __future__ import annotations
 
@@ -18,24 +22,36 @@ from dpdash.facts import Facts
 from dpdash.ledger import Dataset, Entry
 from dpdash.ledger.releases import RecordedRelease, group_releases
 from dpdash.release import Release
+from dpdash.report_charts import MAX_VALUES, budget_chart, figure, release_chart
 from dpdash.risk import max_detection_rate, posterior_bound
 from dpdash.rounding import ROUNDING_NOTE, published_figures
 from dpdash.wording import accuracy_words, guarantee, mechanism_name, percent
 
-__all__ = ["figure", "plan_report", "released_values", "stakeholder_report"]
-
-#: At most this many values of one release are listed; the rest are in its release record.
-MAX_VALUES = 12
+__all__ = ["MAX_VALUES", "figure", "plan_report", "print_zoom", "released_values", "stakeholder_report"]
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:900px;margin:2em auto;padding:0 1em;color:#1b1f24;
 line-height:1.5}h1{margin-bottom:0}table{border-collapse:collapse;width:100%;margin:.5em 0 1em}
 th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
 td.n{text-align:right;white-space:nowrap}.note{color:#4b535c;font-size:.92em}
-.box{background:#f3f5f8;padding:.2em 1em;border-radius:6px}.bar{background:#d0d7de;height:14px;
-border-radius:7px;overflow:hidden;max-width:420px}.bar div{background:#0a5bd3;height:100%}
+.box{background:#f3f5f8;padding:.2em 1em;border-radius:6px}
 ul.v{margin:0;padding-left:1.1em}details{margin-top:2em}summary{cursor:pointer;font-weight:600}
+svg.chart{max-width:100%;height:auto}td.c{min-width:340px}
 """
+
+#: Printed (and in the PDF): one page of A4 or Letter, whichever the printer uses. The technical details
+#: stay on screen; colours print as they are on screen.
+_PRINT = """
+@page{margin:12mm}
+@media print{body{max-width:none;margin:0;padding:0;font-size:9.5pt;line-height:1.3;zoom:%s}
+h1{font-size:16pt}h2{font-size:12pt;margin:.5em 0 .2em}p{margin:.35em 0}table{margin:.2em 0 .4em}
+.box{padding:.1em .7em}details{display:none}tr{break-inside:avoid}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}
+"""
+
+#: The height of one printed page in CSS pixels (96 per inch) inside 12 mm margins, on the shorter of
+#: A4 (297 mm) and Letter (279.4 mm), less a little for rounding.
+PRINT_HEIGHT_PX = (279.4 - 24) / 25.4 * 96 - 20
 
 
 def _number(value: float | None, digits: int = 4) -> str:
@@ -46,19 +62,18 @@ def _number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-def figure(value: float, digits: int) -> str:
-    """A number to ``digits`` significant digits, never in e-notation: large ones in whole units.
+def print_zoom(values_per_release: Sequence[int]) -> float:
+    """The zoom that fits the printed report on one page: an estimate of its printed height (the heading,
+    the budget box and the risk paragraph, then each release's row: the taller of its list of values and
+    its chart) against ``PRINT_HEIGHT_PX``; 1 when it fits as it is. ``render_pdf`` checks the result.
 
-    >>> figure(11028.4, 4), figure(9999.7, 4), figure(45.857, 4), figure(-1.23456e-7, 4)
-    ('11,028', '10,000', '45.86', '-0.0000001235')
+    >>> print_zoom([1, 5]), round(print_zoom([12] * 8), 2)
+    (1.0, 0.33)
     """
-    shown = f"{value:.{digits}g}"
-    if not math.isfinite(value) or "e" not in shown:
-        return shown
-    if abs(value) >= 1:
-        return f"{value:,.0f}"
-    decimals = digits - 1 - math.floor(math.log10(abs(value)))
-    return f"{value:.{decimals}f}"
+    rows = sum(max(82 + 18 * min(n, MAX_VALUES), 58 + 17 * min(n, MAX_VALUES + 1))
+               for n in values_per_release)  # fmt: skip
+    height = 470 + 30 + rows
+    return round(min(1.0, PRINT_HEIGHT_PX / height), 3)
 
 
 def _risk_sentence(epsilon: float, delta: float, *, after: str) -> str:
@@ -149,7 +164,8 @@ def stakeholder_report(
     spent = total.epsilon if total is not None else math.inf
     remaining = max(0.0, budget.epsilon - spent)
     groups = group_releases(entries)
-    rows = []
+    rows: list[str] = []
+    counts: list[int] = []
     for number, group in enumerate(groups, start=1):
         record = released.get(group[0].uid)
         cost = _cost(record, group)
@@ -159,9 +175,11 @@ def stakeholder_report(
         )  # fmt: skip
         name = record.query_name if record is not None else group[0].query
         how = mechanism_name(group[0].mechanism)
+        chart = release_chart(record, f"release-{number}") if record is not None else ""
         rows.append(f"<tr><td class=n>{number}</td><td>{e(name)}<br><span class=note>{e(how)}"
                     f" · {e(group[0].created_at[:16].replace('T', ' '))} UTC · {cost}</span></td>"
-                    f"<td>{what}</td></tr>")  # fmt: skip
+                    f"<td>{what}</td><td class=c>{chart}</td></tr>")  # fmt: skip
+        counts.append(len(record.values) if record is not None else 1)
     scope = "this release" if len(groups) == 1 else f"the {len(groups)} releases together"
     words = guarantee(facts, spent, budget.delta, scope=scope,
                       accountant=keeper) if math.isfinite(spent) else None  # fmt: skip
@@ -172,7 +190,7 @@ def stakeholder_report(
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Privacy report: {e(dataset.name)}</title>
-<style>{_STYLE}</style></head><body>
+<style>{_STYLE}{_PRINT % print_zoom(counts)}</style></head><body>
 <h1>Privacy report: {e(dataset.name)}</h1>
 <p class=note>Made by dpdash on {e(generated)}. Every number below was released with random noise added
 to protect the people in the data; the true values are never shown.</p>
@@ -181,11 +199,11 @@ to protect the people in the data; the true values are never shown.</p>
 <p><b>Budget remaining: ε = {_number(remaining)} of {_number(budget.epsilon)}.</b> Spent so far: ε =
 {_number(spent)} ({percent(share)} of the budget), as counted by the <b>{e(keeper)}</b> accountant, the one
 this budget is kept by (at δ = {_number(budget.delta, 2)}).</p>
-<div class=bar role=img aria-label="{percent(share)} of the budget spent"><div style="width:{share:.1%}">
-</div></div><p></p></div>
+{budget_chart(_number(spent), _number(remaining), _number(budget.epsilon), keeper, _number(budget.delta, 2))}
+</div>
 <h2>What was released ({len(groups)})</h2>
 <table><tr><th>#</th><th>release</th>
-<th>released values ± margin of error (what ± means is under each)</th></tr>
+<th>released values ± margin of error (what ± means is under each)</th><th>the same, drawn</th></tr>
 {"".join(rows)}</table>
 <h2>What this means for a person in the data</h2>
 <p>{_risk_sentence(spent, budget.delta, after="After these releases")}</p>

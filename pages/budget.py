@@ -28,6 +28,7 @@ from ui.guarded import owner_ledger
 from ui.ledger_session import ledger, ledger_session, registered_or_stop
 from ui.ledger_transfer import import_section, signing_keys_section
 from ui.numbers import left_text, plural
+from ui.report_download import report_downloads
 from ui.roles import acting_user
 from ui.state import active_table, allowed
 from ui.text import md, show_guarantee
@@ -171,12 +172,9 @@ if owner:
             mime="application/json",
             key="budget_export",
         )
-left.download_button(
-    "Stakeholder report (one-page HTML)",
-    # Made on the click, not on every rerun: it reads and parses every release's stored values.
-    partial(_report, ledger(), record, entries, base_totals, table.facts.unit),
-    file_name="dpdash-privacy-report.html", mime="text/html", key="budget_report",
-)  # fmt: skip
+# Made on the click, not on every rerun: it reads and parses every release's stored values.
+report_downloads(left, partial(_report, ledger(), record, entries, base_totals, table.facts.unit),
+                 key="budget_report")  # fmt: skip
 if not owner:
     st.stop()  # the rest changes the ledger: the owner's
 import_section(right, table, record)

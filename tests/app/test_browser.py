@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from dpdash.ledger import Ledger
 from dpdash.report import figure, released_values
+from dpdash.report_pdf import page_count
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -137,6 +138,12 @@ def test_release_walk_spends_the_budget_and_survives_a_reload(
         for value, width in zip(made.values, made.accuracy.half_widths, strict=True):
             shown = str(value) if isinstance(value, int) else figure(value, 6)
             assert f"{shown} ± {figure(width, 4)}</b>" in report
+    # The same report as a PDF, printed by the server's Chromium on the click: one page.
+    wait_until_idle(page)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download PDF").click()
+    pdf = download.value.path().read_bytes()
+    assert pdf.startswith(b"%PDF-") and page_count(pdf) == 1 and b"/Title (Privacy report: " in pdf
 
     for path, marker, name in [
         ("budget", "Every accountant, side by side", "budget"),

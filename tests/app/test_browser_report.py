@@ -3,6 +3,7 @@ values with their ±, who is protected, the budget left; the technical details o
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,8 @@ from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Count, Histogram, Mean
 from dpdash.release import release
-from dpdash.report import figure, released_values, stakeholder_report
+from dpdash.report import figure, print_zoom, released_values, stakeholder_report
+from dpdash.report_pdf import page_count, render_pdf
 from dpdash.wording import guarantee
 
 if TYPE_CHECKING:
@@ -77,3 +79,58 @@ def test_report_reads_right_in_chromium(page: Page, tmp_path: Path, screenshot_d
     assert "in force: this is the budget spent" in opened
     assert page.locator("img, script").count() == 0  # the hostile names stayed text
     page.screenshot(path=str(screenshot_dir / "stakeholder_report_details.png"), full_page=True)
+
+
+def _pdf_title(pdf: bytes) -> str:
+    """The document title Chromium writes into the PDF's information dictionary (a literal string, or
+    UTF-16 in hex when it is not ASCII)."""
+    found = re.search(rb"/Title\s*(\((?:\\.|[^\\)])*\)|<[0-9A-Fa-f]+>)", pdf)
+    assert found is not None, "the PDF has no /Title"
+    raw = found.group(1)
+    if raw.startswith(b"<"):
+        return bytes.fromhex(raw[1:-1].decode()).decode("utf-16")
+    return re.sub(rb"\\(.)", rb"\1", raw[1:-1]).decode("latin-1")
+
+
+def _long_report(tmp_path: Path) -> str:
+    """Eight releases of twelve values with long labels: far more than one page at full size."""
+    categories = [f"a rather long category name {i}" for i in range(12)]
+    df = pd.DataFrame({"x": categories * 3})
+    with Ledger(tmp_path / "long.sqlite") as ledger:
+        ds = ledger.add_dataset(name="Long report", fingerprint=fingerprint(df), budget=Budget(5.0, 0.0),
+                                accountant="basic")  # fmt: skip
+        for _ in range(8):
+            made = release(Histogram(column="x", categories=categories), Laplace, df, epsilon=0.1,
+                           identity=fingerprint(df))  # fmt: skip
+            ledger.spend_release(ds, made)
+        return stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), facts=Facts(),
+                                  released=released_values(ledger.published(ds)))  # fmt: skip
+
+
+@pytest.mark.browser
+def test_the_pdf_is_one_page_with_the_reports_title(tmp_path: Path) -> None:
+    """render_pdf runs Debian's Chromium headless (as tests/app/conftest.py does): a PDF of one page whose
+    title is the report's; a long report shrinks onto one page too, on A4 and on Letter."""
+    html, _ = _report(tmp_path)
+    pdf = render_pdf(html)
+    assert pdf.startswith(b"%PDF-") and page_count(pdf) == 1
+    assert _pdf_title(pdf) == "Privacy report: Ward <survey> 2026"
+    long = _long_report(tmp_path)
+    assert print_zoom([12] * 8) < 0.5  # it would not fit unzoomed
+    for paper in ("A4", "Letter"):
+        pdf = render_pdf(long, paper=paper)
+        assert page_count(pdf) == 1 and _pdf_title(pdf) == "Privacy report: Long report"
+
+
+@pytest.mark.browser
+def test_the_html_report_prints_on_one_page_from_the_browser(page: Page, tmp_path: Path) -> None:
+    """Printed from a browser as it is (its own print stylesheet, no retry): one page of A4 or Letter, the
+    charts in colour, the technical details left out."""
+    for html in (_report(tmp_path)[0], _long_report(tmp_path)):
+        page.set_content(html)
+        for paper in ("A4", "Letter"):
+            assert page_count(page.pdf(format=paper, print_background=True)) == 1
+        page.emulate_media(media="print")
+        assert not page.get_by_text("Ledger entries").is_visible()
+        assert page.locator("svg.chart").first.is_visible()
+        page.emulate_media(media="null")  # page.pdf prints with print media again

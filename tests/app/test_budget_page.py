@@ -173,3 +173,33 @@ def test_an_export_that_cannot_be_signed_says_why_before_the_click(
     assert any(KEY_FILE_VARIABLE in w.value.replace("\\", "") and "No export" in w.value for w in at.warning)
     assert not [b for b in at.get("download_button") if b.proto.label.startswith("Export")]
 
+
+
+def test_the_report_downloads_as_html_and_pdf(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, app: AppTest
+) -> None:
+    """Both are made on the click: AppTest sees the buttons (the PDF itself: test_browser_report.py)."""
+    chromium = tmp_path / "chromium"  # an executable is all the page looks for; it runs only on a click
+    chromium.write_text("#!/bin/sh\nexit 1\n")
+    chromium.chmod(0o755)
+    monkeypatch.setenv("DPDASH_CHROMIUM", str(chromium))
+    app.run()
+    assert not app.exception
+    labels = {b.key: b.label for b in app.download_button}
+    assert labels["budget_report"] == "Stakeholder report (one-page HTML)"
+    assert labels["budget_report_pdf"] == "Download PDF"
+
+
+def test_without_chromium_the_pdf_button_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, app: AppTest
+) -> None:
+    missing = tmp_path / "no-chromium"
+    monkeypatch.setenv("DPDASH_CHROMIUM", str(missing))
+    app.run()
+    assert not app.exception
+    assert "budget_report_pdf" not in {b.key for b in app.download_button}
+    button = app.button(key="budget_report_pdf")
+    assert button.disabled and button.label == "Download PDF (no Chromium on this server)"
+    said = " ".join(c.value for c in app.caption).replace("\\", "")
+    assert f"No PDF: Chromium was not found at {missing}" in said and "DPDASH_CHROMIUM" in said
+    assert "budget_report" in {b.key for b in app.download_button}  # the HTML report is still there
