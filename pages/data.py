@@ -183,10 +183,12 @@ st.info(
 )
 facts = table.facts
 locked = recorded_unit(table)
-facts_form(table, kinds, key=key, locked=locked, no_id=NO_ID)
+saved = st.session_state.pop("data_facts_saved", False)
+if saved:
+    facts_saved()  # this version's facts are now its own
 carried_notice(table)
-if st.session_state.pop("data_facts_saved", False):
-    facts_saved()
+facts_form(table, kinds, key=key, locked=locked, no_id=NO_ID)
+if saved:
     st.success("Saved. Queries now use these facts.", icon=":material/check:")
 show_guarantee(guarantee(table.facts.unit), lead="**Who is protected:** ", key="data_guarantee")
 
