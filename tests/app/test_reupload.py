@@ -59,7 +59,7 @@ def shown_identities(at: AppTest) -> set[str]:
 
 
 def test_the_short_identity_is_the_digest_cut_in_one_way() -> None:
-    assert SHORT == IDENTITY.removeprefix("sha256:")[:12] + "…"
+    assert IDENTITY.removeprefix("sha256:")[:12] + "…" == SHORT
     assert short_identity("abc") == "abc"  # nothing to cut: no "…"
 
 
