@@ -32,15 +32,23 @@ from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.facts import Bounds, Facts, GroupBounds, categories_tuple
 
 __all__ = [
+    "BOUNDED_KINDS",
+    "CATEGORY_KINDS",
     "DEFAULT_SEED",
     "DIAGNOSES",
     "EXAMPLES",
     "ExampleDataset",
     "PublicFacts",
+    "carried_facts",
     "load_example",
     "synthetic_patients",
     "tips",
 ]
+
+#: The column kinds (``dpdash.loading.column_types``) that take declared bounds, and those that take a
+#: declared list of categories.
+BOUNDED_KINDS = ("numeric", "integer")
+CATEGORY_KINDS = ("categorical", "boolean", "text")
 
 #: The seed ``synthetic_patients`` uses unless told otherwise: the same table on every run and machine.
 DEFAULT_SEED = 20_240_601
@@ -115,6 +123,28 @@ class PublicFacts:
     def max_rows_per_person(self) -> int:
         """The most rows one person can have: the c of "a person with up to c rows"."""
         return self.unit.rows_per_person
+
+
+def carried_facts(previous: PublicFacts, kinds: dict[str, str], *, unit: Facts) -> PublicFacts:
+    """The public facts of a table's previous version, carried to a new version whose columns have these
+    ``kinds``, under the new version's ``unit`` of privacy.
+
+    A column's bounds are kept where it still exists and still takes bounds (``BOUNDED_KINDS``), its
+    category list (with its per-group bounds, which need an id column) where it still takes categories
+    (``CATEGORY_KINDS``), and its note with either; the id column takes neither. Public facts are
+    declared, not read off the data: nothing here looks at the new version's values.
+
+    >>> old = PublicFacts(bounds={"age": (0, 120), "gone": (0, 1)}, categories={"city": ("Oslo", "Bergen")})
+    >>> new = carried_facts(old, {"age": "integer", "city": "text"}, unit=Facts())
+    >>> sorted(new.bounds), new.categories["city"]
+    (['age'], ('Oslo', 'Bergen'))
+    """
+    fits = {c for c, kind in kinds.items() if c != unit.id_column}
+    bounds = {c: b for c, b in previous.bounds.items() if c in fits and kinds[c] in BOUNDED_KINDS}
+    categories = {c: v for c, v in previous.categories.items() if c in fits and kinds[c] in CATEGORY_KINDS}
+    groups = {c: g for c, g in previous.group_bounds.items() if c in categories} if unit.id_column else {}
+    notes = {c: n for c, n in previous.notes.items() if c in bounds or c in categories}
+    return PublicFacts(bounds=bounds, categories=categories, unit=unit, notes=notes, group_bounds=groups)
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # eq=False: a DataFrame has no single truth value for ==

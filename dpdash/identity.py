@@ -27,9 +27,11 @@ import pandas as pd
 
 from dpdash.errors import ParameterTypeError
 
-__all__ = ["content_fingerprint"]
+__all__ = ["SHORT_DIGITS", "content_fingerprint", "short_identity"]
 
 _VERSION = "dpdash-content-v1"
+#: How many hex digits of an identity a person sees where the whole one does not fit.
+SHORT_DIGITS = 12
 _EXACT = 2.0**53
 
 
@@ -107,3 +109,14 @@ def content_fingerprint(df: pd.DataFrame) -> str:
             digest.update(part)
         digest.update(codes[order].astype("<i8").tobytes())
     return "sha256:" + digest.hexdigest()
+
+
+def short_identity(identity: str) -> str:
+    """The identity as people see it wherever it is shortened (the Data and Datasets pages, the sidebar,
+    reports, the ledger's log): the first ``SHORT_DIGITS`` hex digits of its digest, then "…".
+
+    >>> short_identity("sha256:34d819314c2bc031bc25421a9d209006291b59a0fa59e2bd0d2d4283594a78aa")
+    '34d819314c2b…'
+    """
+    digest = str(identity).rsplit(":", 1)[-1]
+    return digest if len(digest) <= SHORT_DIGITS else digest[:SHORT_DIGITS] + "…"

@@ -19,6 +19,7 @@ from typing import Any
 from dpdash.accounting import Plan, PrivacyTotal
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
+from dpdash.identity import short_identity
 from dpdash.ledger import Dataset, Entry
 from dpdash.ledger.releases import RecordedRelease, group_releases
 from dpdash.release import Release
@@ -212,6 +213,13 @@ this budget is kept by (at δ = {_number(budget.delta, 2)}).</p>
 """
 
 
+def _identity(dataset: Dataset) -> str:
+    """The dataset's identity, shortened as everywhere in dpdash (the whole one on hover)."""
+    whole, shown = html.escape(dataset.fingerprint), html.escape(short_identity(dataset.fingerprint))
+    lead = "Dataset identity (the content identity its budget is kept under)"
+    return f'{lead}: <code title="{whole}">{shown}</code>.'
+
+
 def _sentences(text: str) -> str:
     """A technical paragraph as a list of its sentences (escaped), easier to read than one block."""
     items = [part if part.endswith(".") else f"{part}." for part in text.split(". ") if part]
@@ -256,7 +264,7 @@ back.</p>
 <table><tr><th>accountant</th><th>total ε</th><th>what it is</th></tr>{accountants}</table>
 <h3>Ledger entries ({len(entries)})</h3>
 <p class=note>A release of several noisy pieces (a mean: a sum and a count) is one entry per piece.
-Table fingerprint {e(dataset.fingerprint)}.</p>
+{_identity(dataset)}</p>
 <table><tr><th>time (UTC)</th><th>query</th><th>mechanism</th><th>ε</th><th>δ</th></tr>{ledger_rows}</table>
 </details>"""
 
@@ -287,7 +295,8 @@ def plan_report(dataset: Dataset, plan: Plan, *, facts: Facts) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>Release plan: {e(dataset.name)}</title>
 <style>{_STYLE}</style></head><body>
 <h1>Release plan: {e(dataset.name)}</h1>
-<p class=note>Made by dpdash on {e(generated)}. Nothing in this plan has been released.</p>
+<p class=note>Made by dpdash on {e(generated)}. Nothing in this plan has been released.
+{_identity(dataset)}</p>
 <div class=box><p><b>Budget:</b> ε = {_number(budget.epsilon)}, δ = {_number(budget.delta, 2)}, kept by the
 <b>{e(plan.accountant)}</b> accountant; ε = {_number(plan.spent)} already spent. The plan {verdict}.</p>
 <p><b>Who is protected.</b> {e(words.plain)}</p></div>

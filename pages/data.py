@@ -12,6 +12,7 @@ import streamlit as st
 from dpdash.datasets import EXAMPLES, PublicFacts
 from dpdash.errors import DPDashError
 from dpdash.facts import Facts
+from dpdash.identity import short_identity
 from dpdash.ledger import fingerprint
 from dpdash.loading import (
     COLUMN_KINDS,
@@ -40,6 +41,13 @@ from ui.state import (
     workspace,
     workspace_notices,
 )
+from ui.table_history import (
+    carried_notice,
+    facts_saved,
+    forget_same_rows,
+    remember_same_rows,
+    same_rows_notice,
+)
 from ui.text import md, show_guarantee
 
 NO_ID = "(none: each row is a person)"
@@ -59,6 +67,7 @@ buttons = st.columns(len(EXAMPLES) + 1) if loading else []
 for column, name in zip(buttons, EXAMPLES, strict=False):
     if column.button(f"Example: {name}", key=f"data_example_{name}", width="stretch"):
         use_example(name, user=acting_user())
+        forget_same_rows()
         for stale in ("data_upload_warnings", "data_upload_error"):
             st.session_state.pop(stale, None)
         st.rerun()
@@ -89,6 +98,7 @@ if upload is not None and st.session_state.get("data_upload_seen") != seen:
                 before = workspace().table(identity)
             except DPDashError:
                 before = None
+            remember_same_rows(identity, before)  # said after the rerun: "Same rows as …"
             status.update(label=f"Reading {shown}: keeping it in the workspace…")
             use_table(
                 before.name if before else loaded.filename, f"upload '{loaded.filename}'", loaded.data,
@@ -120,9 +130,12 @@ if aligned:
         icon=":material/lock:",
     )
 key = widget_suffix(table)
-st.markdown(f"**Active table:** {md(table.name)} ({md(table.source)}) · {table.rows:,} rows")
-st.caption("Its identity: the key its budget is kept under, and what a roles file's `fingerprint = \"…\"` "
-           "matches. Copy it whole (the button at its right):")  # fmt: skip
+st.markdown(f"**Active table:** {md(table.name)} ({md(table.source)}) · {table.rows:,} rows · identity "
+            f"`{short_identity(table.identity)}`")  # fmt: skip
+same_rows_notice(table)
+st.caption("Its identity: the content identity its budget is kept under (the same rows in any order, format "
+           "or column types have the same one), and what a roles file's `fingerprint = \"…\"` matches. Copy "
+           "it whole (the button at its right):")  # fmt: skip
 st.code(table.identity, language=None)
 kept = stored(table)
 if kept is not None and kept.example is None:
@@ -170,8 +183,12 @@ st.info(
 )
 facts = table.facts
 locked = recorded_unit(table)
+saved = st.session_state.pop("data_facts_saved", False)
+if saved:
+    facts_saved()  # this version's facts are now its own
+carried_notice(table)
 facts_form(table, kinds, key=key, locked=locked, no_id=NO_ID)
-if st.session_state.pop("data_facts_saved", False):
+if saved:
     st.success("Saved. Queries now use these facts.", icon=":material/check:")
 show_guarantee(guarantee(table.facts.unit), lead="**Who is protected:** ", key="data_guarantee")
 

@@ -11,6 +11,7 @@ import streamlit as st
 
 from dpdash.access import Role
 from dpdash.errors import DPDashError
+from dpdash.identity import short_identity
 from dpdash.wording import protected_unit
 from ui.access import guard_page
 from ui.ledger_session import ledger
@@ -41,7 +42,7 @@ try:
         unit = ledger().unit(record)
         rows.append({
             "name": record.name,
-            "fingerprint": record.fingerprint.split(":")[-1][:12],
+            "identity": short_identity(record.fingerprint),  # the key its budget is kept under
             # the row count is a true answer: the owners'
             "rows": None if unit is None or unit.rows is None or role is not Role.OWNER else unit.rows,
             "protects": "(not recorded)" if unit is None else protected_unit(unit.unit),
@@ -57,7 +58,7 @@ try:
                           "connection" if kept.connection is not None else "workspace",
         })  # fmt: skip
         if kept is not None or example is not None:
-            choices[f"{record.name} · {record.fingerprint.split(':')[-1][:12]}"] = (kept, example)
+            choices[f"{record.name} · {short_identity(record.fingerprint)}"] = (kept, example)
 except DPDashError as error:
     st.error(f"The ledger or the workspace cannot be read: {md(error)}", icon=":material/error:")
     st.stop()
@@ -69,6 +70,8 @@ if not rows:
     st.stop()
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="datasets_table", width="stretch")
 st.caption(
+    "**identity**: the content identity each budget is kept under (the same rows in any order, format or "
+    "column types have the same one), shortened as everywhere in dpdash; the Data page shows it whole. "
     "**protects**: who each budget protects, as locked with it (the Data page states the full guarantee). "
     "**spent ε**: the total of its releases as counted by that dataset's own accountant, at its budget's δ. "
     "**table kept**: whether the table can be opened from here (an upload kept in the workspace, a "

@@ -9,12 +9,14 @@ import streamlit as st
 from dpdash.accounting import ACCOUNTANT_NAMES, Budget
 from dpdash.datasets import PublicFacts
 from dpdash.errors import DPDashError
+from dpdash.identity import short_identity
 from dpdash.ledger.versions import RecordedUnit
 from dpdash.wording import guarantee, protected_unit
 from ui.guarded import owner_ledger
 from ui.ledger_session import ledger, registered_or_stop
 from ui.roles import acting_user
 from ui.state import ActiveTable
+from ui.table_history import carry_facts_over
 from ui.text import md, show_guarantee
 
 __all__ = ["BUDGET_TIERS", "budget_section"]
@@ -39,7 +41,9 @@ def budget_section(
     shape = {"columns": [str(c) for c in table.data.columns], "rows": table.rows}
     if record is not None:
         delta = f", δ = {record.budget.delta:g}" if record.budget.delta else ""
-        version = "" if record.fingerprint == table.identity else f" (a version of **{md(record.name)}**)"
+        version = "" if record.fingerprint == table.identity else (
+            f" (a version of **{md(record.name)}**, identity `{short_identity(record.fingerprint)}`)"
+        )
         st.success(
             f"This table's total budget{version} is ε = {record.budget.epsilon:g}{delta}, kept by the "
             f"**{md(record.accountant)}** accountant (set {record.created_at[:19].replace('T', ' ')} UTC). "
@@ -79,6 +83,7 @@ def budget_section(
                                                                                "its budget "
                     "on the Data page: a new version of the same people", **shape, user=acting_user(),
                 )  # fmt: skip
+                carry_facts_over(table, other)  # its bounds and categories, declared again where they fit
                 st.rerun()
         with right:
             st.markdown("**A different population** (other people): it gets a budget of its own.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpdash.datasets import PublicFacts
+from dpdash.datasets import BOUNDED_KINDS, CATEGORY_KINDS, PublicFacts
 from dpdash.errors import DPDashError
 from dpdash.facts import BOUNDING, Facts, Neighbours
 from dpdash.ledger.versions import RecordedUnit
@@ -34,8 +34,8 @@ def facts_form(
     ``locked`` with its budget, if any, cannot change; ``no_id``: the "no id column" choice. Saving
     updates the table (the owner's check where it acts) and reruns the page."""
     facts = table.facts
-    numeric = [c for c, k in kinds.items() if k in ("numeric", "integer")]
-    categorical = [c for c, k in kinds.items() if k in ("categorical", "boolean", "text")]
+    numeric = [c for c, k in kinds.items() if k in BOUNDED_KINDS]
+    categorical = [c for c, k in kinds.items() if k in CATEGORY_KINDS]
     with st.form(f"data_facts_{key}"):
         owner_name = st.text_input("Name of this table (yours: the ledger and the Datasets view use it)",
                                    value=table.name, max_chars=200, key=f"data_name_{key}")  # fmt: skip

@@ -14,6 +14,7 @@ from dpdash import export  # looked up at each call, as the page did (tests repl
 from dpdash.accounting import event_for, get_accountant, running
 from dpdash.errors import DPDashError, LedgerError
 from dpdash.facts import Facts
+from dpdash.identity import short_identity
 from dpdash.ledger import Dataset
 from dpdash.notebook import NOTEBOOK_FILE, release_notebook
 from dpdash.queries import Query
@@ -157,6 +158,13 @@ def show_last_release(table: ActiveTable, choice: ReleaseChoice) -> None:
             _LAST_SOURCE, (table.name, table.coercions, table.lossy, table.connection)
         )
         downloads = st.columns(2 if connection else 4)
+        identity = f"`{short_identity(last.dataset_identity)}`" if last.dataset_identity else "not stated"
+        st.caption(
+            f"The JSON record names the table twice: `dataset_identity` ({identity}), the content identity "
+            "its budget is kept under and the one dpdash shows everywhere; and `dataset_fingerprint`, the "
+            "exact-table fingerprint of what this query ran on (row order and column types included: a "
+            "shuffled copy has another one and the same budget)."
+        )
         downloads[0].download_button(
             "CSV of the released values",
             export.release_csv(last),

@@ -9,6 +9,7 @@ import streamlit as st
 # waits until the other thread has finished importing the package (Python's per-module import lock).
 import dpdash  # noqa: F401
 from dpdash.errors import DPDashError
+from dpdash.identity import short_identity
 from dpdash.wording import guarantee
 from ui.ledger_session import registered
 from ui.numbers import left_text, spent_text
@@ -29,7 +30,9 @@ def render_sidebar() -> None:
     rows = row_count(table)  # a count is a true answer: the owner's alone (None for anyone else)
     columns = f"{table.data.shape[1]} columns"
     shape = columns if rows is None else f"{rows:,} rows × {columns}"
-    st.markdown(f"**Data:** {md(table.name)}  \n{shape}")
+    st.markdown(f"**Data:** {md(table.name)}  \n{shape}  \nidentity `{short_identity(table.identity)}`",
+                help="The content identity this table's budget is kept under (the same rows in any order, "
+                     "format or column types have the same one); the Data page shows it whole.")  # fmt: skip
     unit = table.facts.unit
     try:
         status = budget_status(table)
@@ -48,6 +51,9 @@ def render_sidebar() -> None:
     share = min(1.0, spent / budget.epsilon)
     delta = f", δ = {budget.delta:g}" if budget.delta else ""
     st.markdown(f"**Budget:** ε = {budget.epsilon:g}{delta}")
+    if record.fingerprint != table.identity:  # a version continues the budget of the table it follows
+        st.caption(f"The budget of {md(record.name)} (identity `{short_identity(record.fingerprint)}`): "
+                   "this table is a version of it.")  # fmt: skip
     remaining = status.remaining_epsilon
     st.progress(share, text=f"spent ε = {spent_text(spent)} · remaining ε = {left_text(remaining)}")
     st.caption(f"{releases} release{'' if releases == 1 else 's'}; spent as counted by the "

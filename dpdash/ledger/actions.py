@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dpdash.errors import LedgerError, ParameterError, ParameterTypeError
+from dpdash.identity import short_identity
 from dpdash.ledger.records import Action, now, short_text
 from dpdash.ledger.storage.base import Connection
 
@@ -257,7 +258,7 @@ def _cost(details: Mapping[str, Any]) -> str:
 #: The one-line summaries that read nothing but the action's details.
 _LINES: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "unit": lambda d: f"locked the unit of privacy: {short(d.get('unit', '?'), 100)}",
-    "distinct": lambda d: f"stated that the table {short(d.get('table', '?'), 20)} holds other people",
+    "distinct": lambda d: f"stated that the table {short_identity(d.get('table', '?'))} holds other people",
     "release": lambda d: f"released {_cost(d)}",
     "refused": lambda d: f"was refused {_cost(d)}: over the budget, nothing spent",
     "request": lambda d: f"requested {_cost(d)} (request {short(d.get('request', '?'), 8)})",
@@ -286,7 +287,8 @@ def describe(action: Action, *, owner: bool = True) -> str:
         keeper = f" under {short(d['accountant'], 20)}" if d.get("accountant") else ""
         return f"set the budget ε = {_number(d.get('epsilon'))}{delta}{keeper} of {name or 'the dataset'}"
     if what == "version":
-        return f"continued the budget for {name or 'another table'} ({short(d.get('table', '?'), 20)})"
+        table = short_identity(d.get("table", "?"))
+        return f"continued the budget for {name or 'another table'} (identity {table})"
     if what in _LINES:
         return _LINES[what](d)
     if what in ("approve", "decline"):

@@ -325,7 +325,7 @@ def test_the_datasets_page_lists_budgets_with_their_spending(env: Path) -> None:
     assert (row["name"], row["rows"], row["budget ε"], row["releases"], row["table kept"]) == (
         "people.csv", 6, 1.0, 0, "workspace",
     )  # fmt: skip
-    assert row["fingerprint"] == IDENTITY.split(":")[-1][:12]
+    assert row["identity"] == IDENTITY.split(":")[-1][:12] + "…"  # shortened as everywhere
 
 
 def test_a_bad_file_is_an_error_box_that_says_what_was_wrong_and_keeps_the_table(env: Path) -> None:
