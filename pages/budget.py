@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ui.shell import run_through_app
 
-run_through_app()  # a bookmark opened first on a fresh server runs app.py's shell (README, Layout)
+run_through_app()  # a bookmark opened first on a fresh server runs app.py (docs/contributing.md, Layout)
 
 from collections.abc import Mapping
 from functools import partial

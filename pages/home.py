@@ -2,7 +2,7 @@
 
 from ui.shell import run_through_app
 
-run_through_app()  # a bookmark opened first on a fresh server runs app.py's shell (README, Layout)
+run_through_app()  # a bookmark opened first on a fresh server runs app.py (docs/contributing.md, Layout)
 
 import streamlit as st
 

@@ -2,7 +2,7 @@
 
 Sign-in is on when ``.streamlit/secrets.toml`` (or a file in Streamlit's ``secrets.files``) has an ``[auth]``
 section in Streamlit's format (``redirect_uri``, ``cookie_secret``, ``client_id``, ``client_secret``,
-``server_metadata_url``; README, "Serve it to a team"). Then a visitor who has not signed in sees only the
+``server_metadata_url``; docs/team.md, "Sign-in"). Then a visitor who has not signed in sees only the
 sign-in page, and each signed-in person's role on a table comes from the roles file ``$DPDASH_ROLES``
 (``dpdash.access``), read again whenever it changes. Without ``[auth]`` (the default) there is one person,
 the local owner, and no roles file is read.
@@ -64,14 +64,14 @@ def access_policy() -> AccessPolicy:
         if path is not None:
             raise RolesFileError(
                 f"{ROLES_ENV} names a roles file ({path}), but sign-in is off, so nobody could be checked "
-                "against it: add an [auth] section to .streamlit/secrets.toml (README, 'Serve it to a "
-                f"team'), or unset {ROLES_ENV} for the single-owner local mode"
+                "against it: add an [auth] section to .streamlit/secrets.toml (docs/team.md, 'Sign-in'), "
+                f"or unset {ROLES_ENV} for the single-owner local mode"
             )
         return AccessPolicy.single_owner()
     if path is None:
         raise RolesFileError(
             f"sign-in is on (.streamlit/secrets.toml has [auth]) but no roles file says who may do what: set "
-            f"{ROLES_ENV} to a roles file (README, 'Serve it to a team')"
+            f"{ROLES_ENV} to a roles file (docs/team.md, 'Roles')"
         )
     try:
         stat = Path(path).stat()

@@ -206,5 +206,5 @@ def show_last_release(table: ActiveTable, choice: ReleaseChoice) -> None:
             st.caption(
                 "The reproduction script reads a file; this table is connected where it lives. From Python, "
                 "`dpdash.engines.SourceSpec(...).open()` gives the same source (the same fingerprint), and "
-                "`release(...)` then `Ledger().spend_release(...)` repeat the release (README, Large tables)."
+                "`release(...)` then `Ledger().spend_release(...)` repeat the release (docs/large-tables.md)."
             )

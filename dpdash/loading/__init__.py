@@ -5,7 +5,7 @@ Everything a person can get wrong with a file ends in a ``DataLoadError`` (a ``D
 on its own (an encoding fallback, renamed duplicate columns, a sniffed separator) is listed in
 ``LoadedTable.warnings``, never done silently.
 
-Decisions, so the app and the README can state them:
+Decisions, so the app and docs/app.md can state them:
 
 - **Size.** Files above ``MAX_UPLOAD_MB`` megabytes (decimal: 100 MB = 100 000 000 bytes, the unit
   Streamlit's upload widget uses) are refused before anything is parsed.

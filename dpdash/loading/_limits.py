@@ -8,7 +8,7 @@ with a message that states the limit and what to do.
 
 Units are decimal: 1 MB = 1 000 000 bytes. Streamlit's upload widget counts ``server.maxUploadSize``
 in the same unit in the browser (outside Windows), so ``.streamlit/config.toml`` sets it to
-``MAX_UPLOAD_MB`` and the README states the same number.
+``MAX_UPLOAD_MB`` and docs/app.md states the same number.
 """
 
 from __future__ import annotations
