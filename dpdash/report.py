@@ -25,7 +25,7 @@ from dpdash.ledger.releases import RecordedRelease, group_releases
 from dpdash.release import Release
 from dpdash.report_charts import MAX_VALUES, budget_chart, figure, release_chart
 from dpdash.risk import max_detection_rate, posterior_bound
-from dpdash.rounding import ROUNDING_NOTE, published_figures
+from dpdash.rounding import published_figures
 from dpdash.wording import accuracy_words, guarantee, mechanism_name, percent
 
 __all__ = ["MAX_VALUES", "figure", "plan_report", "print_zoom", "released_values", "stakeholder_report"]
@@ -121,7 +121,7 @@ def _values(release: Release) -> str:
         items.append(f"<li>{name}<b>{html.escape(value)}{plus_minus}</b></li>")
     means = accuracy_words(accuracy.confidence, accuracy.method, len(release.values), accuracy.scope,
                            shown.joint_half_width)  # fmt: skip
-    note = "" if shown.owner_precision else f" {ROUNDING_NOTE}"
+    note = " Shown as the owner's post-processing left them." if shown.owner_precision else ""
     return (
         f"<ul class=v>{''.join(items)}</ul><span class=note>{html.escape(accuracy.column_label)}. "
         f"{html.escape(means)}{html.escape(note)}</span>"
@@ -194,7 +194,8 @@ def stakeholder_report(
 <style>{_STYLE}{_PRINT % print_zoom(counts)}</style></head><body>
 <h1>Privacy report: {e(dataset.name)}</h1>
 <p class=note>Made by dpdash on {e(generated)}. Every number below was released with random noise added
-to protect the people in the data; the true values are never shown.</p>
+to protect the people in the data; the true values are never shown. Values are rounded to what their ±
+supports, and each ± covers that rounding.</p>
 <div class=box>
 <p><b>Who is protected.</b> {protected}</p>
 <p><b>Budget remaining: ε = {_number(remaining)} of {_number(budget.epsilon)}.</b> Spent so far: ε =

@@ -96,7 +96,7 @@ def test_safe_defaults_no_repeat_and_the_script_through_the_ledger(
         assert _epsilon_shown(page) == "0.1"
         expect(page.get_by_text("would leave only")).to_have_count(0)
         _type_epsilon(page, "1")  # the whole budget: warned before any click
-        expect(page.get_by_text("would leave only ε = 2e-05")).to_be_visible()
+        expect(page.get_by_text("would leave only ε = 0.0000199")).to_be_visible()
         page.get_by_role("textbox", name="…or type an exact ε").fill("")
         page.get_by_role("textbox", name="…or type an exact ε").press("Enter")
         wait_until_idle(page)

@@ -16,8 +16,9 @@ from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Count, Histogram, Mean
 from dpdash.release import release
-from dpdash.report import figure, print_zoom, released_values, stakeholder_report
+from dpdash.report import print_zoom, released_values, stakeholder_report
 from dpdash.report_pdf import page_count, render_pdf
+from dpdash.rounding import published_figures
 from dpdash.wording import guarantee
 
 if TYPE_CHECKING:
@@ -59,11 +60,10 @@ def test_report_reads_right_in_chromium(page: Page, tmp_path: Path, screenshot_d
     text = " ".join(page.inner_text("body").split())
     assert page.title() == "Privacy report: Ward <survey> 2026"
     for result in made:
-        widths = result.accuracy.half_widths
-        for label, value, width in zip(result.labels, result.values, widths, strict=True):
-            shown = str(value) if isinstance(value, int) else figure(value, 6)
-            assert f"{label}: {shown} ± {figure(width, 4)}" in text  # the hostile label is shown as text
-            assert "e+" not in shown + figure(width, 4)
+        shown = published_figures(result)  # rounded as everywhere: to what each ± supports
+        for label, value, width in zip(result.labels, shown.texts, shown.half_width_texts, strict=True):
+            assert f"{label}: {value} ± {width}" in text  # the hostile label is shown as text
+            assert "e+" not in value + width
     assert "With probability at least 95%, the released value is within ± of the true value." in text
     each = "With probability at least 95%, each released value is within its ± of its true value"
     assert f"± each value (95% confidence). {each}; all 5 at once are within ± " in text
