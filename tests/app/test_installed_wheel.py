@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -19,6 +20,7 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
@@ -112,12 +114,39 @@ def test_extras_resolve_and_the_core_runs_without_them(installed: dict[str, Path
     assert ran.returncode == 0 and ran.stdout.strip() == "0.5", ran.stderr
 
 
+def _run_notebook(notebook: Path, python: Path, folder: Path) -> str:
+    """Run every cell as "Run all" does, in a kernel of the installed environment's Python (its kernel
+    spec installed into ``folder``; nothing downloaded); the printed text."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    prefix = folder / "kernel"
+    made = _run(python, "-m", "ipykernel", "install", "--prefix", prefix, "--name", "dpdash-installed",
+                cwd=folder)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    os.environ["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
+    book = nbformat.reads(notebook.read_text(), as_version=4)
+    NotebookClient(book, timeout=180, kernel_name="dpdash-installed",
+                   resources={"metadata": {"path": str(folder)}}).execute()  # fmt: skip
+    return "".join(o.get("text", "") for c in book.cells if c.cell_type == "code" for o in c.outputs)
+
+
 def test_dpdash_run_serves_the_installed_app_and_spends_its_ledger(
-    installed: dict[str, Path], page: Page
+    installed: dict[str, Path], page: Page, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Served by `dpdash run` from another folder: an uploaded table released, spent in the ledger given;
+    then the downloaded script run by the command its first line names, and the notebook run top to
+    bottom in the installed Python, as a person would (no PYTHONPATH, no DPDASH_LEDGER)."""
+    for name in _NOT_THEIRS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JUPYTER_PATH", "")
     folder = installed["folder"] / "elsewhere"
     folder.mkdir()
     ledger, workspace = folder / "team-ledger.sqlite", folder / "workspace"
+    table = folder / "people.csv"
+    pd.DataFrame({"age": [20 + i % 50 for i in range(300)], "city": ["Oslo", "Bergen"] * 150}).to_csv(
+        table, index=False
+    )
     port = find_free_port()
     command = installed["python"].with_name("dpdash")
     OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
@@ -135,6 +164,8 @@ def test_dpdash_run_serves_the_installed_app_and_spends_its_ledger(
         page.set_viewport_size({"width": 1400, "height": 2400})
         page.goto(f"{url}/data")
         expect(page.get_by_text("1. Load a table")).to_be_visible(timeout=60_000)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(table))
+        expect(page.get_by_text("people.csv").first).to_be_visible(timeout=60_000)
         page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
         page.get_by_role("button", name="Confirm: set this budget").click()
         expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible(timeout=60_000)
@@ -146,13 +177,23 @@ def test_dpdash_run_serves_the_installed_app_and_spends_its_ledger(
         expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release;", timeout=60_000)
         with page.expect_download() as download:
             page.get_by_role("button", name="Python script (dpdash)").click()
-        first_line = Path(download.value.path()).read_text().splitlines()[0]
-        assert first_line.startswith(f"# Run it with: {installed['python']} reproduce_release.py"), first_line
+        script = folder / "reproduce_release.py"
+        script.write_bytes(Path(download.value.path()).read_bytes())
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Jupyter notebook").click()
+        notebook = folder / "reproduce_release.ipynb"
+        notebook.write_bytes(Path(download.value.path()).read_bytes())
     finally:
         stop_process(server)
+    run = script.read_text().splitlines()[0].removeprefix("# Run it with: ")
+    assert run == f"{installed['python']} reproduce_release.py people.csv"
+    again = _run(*shlex.split(run), cwd=folder)
+    assert again.returncode == 0 and "Released:" in again.stdout, again.stderr
+    previewed = _run_notebook(notebook, installed["python"], folder)
+    assert "SIMULATED PREVIEW" in previewed and "nothing was spent" in previewed.lower(), previewed
     assert ledger.is_file()  # relative to where `dpdash run` was started
     with Ledger(ledger) as opened:
         (dataset,) = opened.datasets()
-        assert release_count(opened.entries(dataset.fingerprint)) == 1
+        assert release_count(opened.entries(dataset.fingerprint)) == 2  # the app's and the script's
     log = log_path.read_text(errors="replace")
     assert "Traceback" not in log and "Inotify" not in log, log[-2000:]
