@@ -20,6 +20,7 @@ The API (what a page builds on):
 
 from dpdash.synthetic.domain import DEFAULT_BINS, SyntheticColumn, SyntheticDomain, build_domain
 from dpdash.synthetic.measure import Measurement, Selection, rho_for
+from dpdash.synthetic.quality import Quality, quality, tvd
 from dpdash.synthetic.record import SyntheticRelease, table_fingerprint
 from dpdash.synthetic.synthesize import METHODS, synthesize
 
@@ -27,12 +28,15 @@ __all__ = [
     "DEFAULT_BINS",
     "METHODS",
     "Measurement",
+    "Quality",
     "Selection",
     "SyntheticColumn",
     "SyntheticDomain",
     "SyntheticRelease",
     "build_domain",
+    "quality",
     "rho_for",
     "synthesize",
     "table_fingerprint",
+    "tvd",
 ]
