@@ -260,8 +260,8 @@ class Spending:
         ds = self.dataset(dataset)
         if getattr(release, "release_grade", True) is False:
             raise ParameterError(
-                "this is a preview (seeded, fast sampling, not release-grade): it must not be published. Draw "
-                "the release with rng=None and record that; nothing was recorded"
+                "this is a preview (seeded, fast sampling, not release-grade): it must not be published. "
+                "Draw the release with rng=None and record that; nothing was recorded"
             )
         record = record_of(release)
         drawn_on = getattr(release, "dataset_identity", None) or getattr(release, "dataset_fingerprint", None)

@@ -42,7 +42,6 @@ from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError
 from dpdash.mechanisms import ExponentialMechanism, discrete_gaussian_delta
 from dpdash.mechanisms.discrete_gaussian import DiscreteGaussianNoise
-from dpdash.queries import ContingencyTable, Histogram
 from dpdash.synthetic.domain import SyntheticDomain
 
 __all__ = ["Measurement", "Selection", "measure", "rho_for", "select", "true_counts"]
@@ -152,10 +151,7 @@ def measure(
     sigma = l2 / math.sqrt(2.0 * check.positive_finite(rho, "rho"))
     noise = DiscreteGaussianNoise(sigma)
     shape = (int(np.size(counts)),)
-    if rng is None:
-        drawn = noise.sample(shape)
-    else:
-        drawn = noise.rvs(shape, random_state=rng)
+    drawn = noise.sample(shape) if rng is None else noise.rvs(shape, random_state=rng)
     noisy = np.asarray(counts, dtype=np.int64) + np.asarray(drawn, dtype=np.int64)
     return Measurement(
         clique=tuple(clique), sigma=sigma, l2_sensitivity=l2, changed_cells=int(sens.changed_coordinates),

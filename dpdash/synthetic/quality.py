@@ -8,9 +8,9 @@ they are the data owner's preview figures, never part of a release or its public
 - **Association matrices** of every pair of columns, true and synthetic, and their difference: for two
   numeric columns the Pearson correlation of their bins' midpoints (computed from the two-way counts, so
   at the bins' resolution, the same on both sides); for a pair with a categorical column Cramér's V,
-  √(χ²/(n·(min(r, k) − 1))) over the cells (no bias correction), which lies in [0, 1] and is 0 for
-  independent columns. Cells that are empty on a side ("(other)" of a numeric column included) do not
-  enter that side's figure.
+  √(χ²/(n·(min(r, k) − 1))) over the declared cells (r, k: the declared categories or bins, the same on
+  both sides; no bias correction), which lies in [0, 1] and is 0 for independent columns. The "(other)"
+  cells stay out of both figures (in a synthetic table they hold mostly noise).
 """
 
 from __future__ import annotations
@@ -70,7 +70,6 @@ def tvd(p: np.ndarray, q: np.ndarray) -> float:
 def association(counts: np.ndarray, a_mid: np.ndarray | None, b_mid: np.ndarray | None) -> float:
     """Pearson correlation of cell midpoints when both are given (numeric columns), else Cramér's V."""
     x = np.asarray(counts, dtype=float)
-    rows, cols = x.sum(axis=1) > 0, x.sum(axis=0) > 0
     n = x.sum()
     if n <= 0:
         return float("nan")
@@ -84,12 +83,13 @@ def association(counts: np.ndarray, a_mid: np.ndarray | None, b_mid: np.ndarray 
         cov = ((a - ma)[:, None] * (b - mb)[None, :] * x).sum() / n
         va, vb = (x.sum(axis=1) @ (a - ma) ** 2) / n, (x.sum(axis=0) @ (b - mb) ** 2) / n
         return float(cov / np.sqrt(va * vb)) if va > 0 and vb > 0 else 0.0
-    x = x[np.ix_(rows, cols)]
-    k = min(x.shape) - 1
-    if k < 1:
+    x = x[:-1, :-1]  # the declared cells: "(other)" is mostly noise in a synthetic table
+    n, k = x.sum(), min(x.shape) - 1
+    if k < 1 or n <= 0:
         return 0.0
     expected = np.outer(x.sum(axis=1), x.sum(axis=0)) / n
-    chi2 = float(((x - expected) ** 2 / expected).sum())
+    seen = expected > 0
+    chi2 = float(((x[seen] - expected[seen]) ** 2 / expected[seen]).sum())
     return float(np.sqrt(chi2 / (n * k)))
 
 

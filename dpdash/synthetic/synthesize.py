@@ -82,7 +82,9 @@ def synthesize(
     if method == "aim":
         raise ParameterError("method='aim' is not available yet; use method='mst'")
     if pairs:
-        raise ParameterError("workload is for method='aim'; MST chooses its pairs itself: leave workload empty")
+        raise ParameterError(
+            "workload is for method='aim'; MST chooses its pairs itself: leave workload empty"
+        )
     generator = _generator(rng)
     if not isinstance(data, pd.DataFrame | Source):
         raise ParameterTypeError(f"data must be a pandas DataFrame or a Source, got {type(data).__name__}")
@@ -102,7 +104,7 @@ def synthesize(
     result = mst(domain, counter, rho, generator)
     if isinstance(data, Source):
         data.check_unchanged()
-    drawn = rows if rows is not None else max(1, int(round(result.fit.total)))
+    drawn = rows if rows is not None else max(1, round(result.fit.total))
     codes = sample_codes(result.fit, drawn, generator)
     values = generator if generator is not None else np.random.default_rng()
     table = pd.DataFrame({

@@ -85,7 +85,8 @@ def test_a_release_that_does_not_fit_is_refused_and_nothing_recorded(tmp_path: P
 
 def test_a_preview_spends_nothing_and_cannot_be_recorded(tmp_path: Path, df) -> None:  # type: ignore[no-untyped-def]
     ledger, ds = _ledger(tmp_path, df, "zcdp")
-    preview = synthesize(df, facts(), epsilon=1.0, delta=1e-6, rng=3, columns=COLUMNS, identity=fingerprint(df))
+    preview = synthesize(df, facts(), epsilon=1.0, delta=1e-6, rng=3, columns=COLUMNS,
+                         identity=fingerprint(df))  # fmt: skip
     assert preview.release_grade is False and ledger.entries(ds) == []
     with pytest.raises(ParameterError, match="preview"):
         ledger.spend_release(ds, preview)
