@@ -65,7 +65,12 @@ def mst(domain: SyntheticDomain, counts: Counter, rho: float, rng: np.random.Gen
     pairs = list(itertools.combinations(names, 2))
     full = {p: compression.counts(p, counts(p), [domain.column(c).size for c in p]) for p in pairs}
     first = estimate(sizes, one_way_log, iterations=SELECT_ITERATIONS)
-    utilities = {p: float(np.abs(full[p] - first.project(p)).sum()) for p in pairs}
+    # A model of one-way cliques only is a product of its one-way marginals: its two-way prediction is
+    # their outer product over the total (what mbi's variable elimination would compute, without
+    # compiling a program per pair).
+    single = {c: first.project((c,)) for c in names}
+    predicted = {p: np.outer(single[p[0]], single[p[1]]).ravel() / first.total for p in pairs}
+    utilities = {p: float(np.abs(full[p] - predicted[p]).sum()) for p in pairs}
     epsilon = float(np.sqrt(8.0 * (rho / 3.0) / (d - 1)))
     selections = _spanning_tree(domain, names, pairs, utilities, epsilon, rng)
 
