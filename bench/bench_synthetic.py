@@ -44,7 +44,8 @@ EPSILON, DELTA = 1.0, 1e-6
 WORK = ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
         "Without-pay", "Never-worked"]  # fmt: skip
 EDUCATION = ["Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",
-             "Some-college", "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters", "Prof-school", "Doctorate"]  # fmt: skip
+             "Some-college", "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters", "Prof-school",
+             "Doctorate"]  # fmt: skip
 MARITAL = ["Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed", "Married-spouse-absent",
            "Married-AF-spouse"]  # fmt: skip
 OCCUPATION = ["Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
@@ -59,7 +60,8 @@ FACTS = PublicFacts(
     bounds={"age": (17, 90), "fnlwgt": (10_000, 1_500_000), "education_num": (1, 16),
             "capital_gain": (0, 100_000), "capital_loss": (0, 5_000), "hours_per_week": (1, 99)},
     categories={"workclass": WORK, "education": EDUCATION, "marital_status": MARITAL,
-                "occupation": OCCUPATION, "relationship": RELATIONSHIP, "race": RACE, "sex": ["Female", "Male"],
+                "occupation": OCCUPATION, "relationship": RELATIONSHIP, "race": RACE,
+                "sex": ["Female", "Male"],
                 "native_country": COUNTRY, "income": ["<=50K", ">50K"]},
 )  # fmt: skip
 
@@ -72,7 +74,8 @@ def adult_like(rows: int, seed: int) -> pd.DataFrame:
     sex = rng.choice(2, rows, p=[0.33, 0.67])
     edu = rng.choice(16, rows, p=np.array([1, 2, 4, 8, 6, 12, 14, 5, 130, 90, 17, 13, 66, 21, 7, 5]) / 401)
     married = rng.random(rows) < np.clip((age - 18) / 30, 0.05, 0.6)
-    marital = np.where(married, 0, rng.choice([1, 2, 3, 4, 5, 6], rows, p=[0.3, 0.55, 0.06, 0.06, 0.02, 0.01]))
+    others = rng.choice([1, 2, 3, 4, 5, 6], rows, p=[0.3, 0.55, 0.06, 0.06, 0.02, 0.01])
+    marital = np.where(married, 0, others)
     marital = np.where((marital != 0) & (age < 25), 2, marital)
     relationship = np.where(marital == 0, np.where(sex == 1, 2, 0),
                             rng.choice([1, 3, 4, 5], rows, p=[0.3, 0.45, 0.05, 0.2]))  # fmt: skip
@@ -180,7 +183,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         large = large_case(args.rows_large, Path(folder))
     share = large["marginals"] / large["seconds"]
-    print(f"{large['rows']:,} rows through DuckDB (Parquet folder): {large['seconds']:.1f} s (target ≤ 180 s); "
+    print(f"{large['rows']:,} rows through DuckDB (Parquet folder): {large['seconds']:.1f} s "
+          "(target ≤ 180 s); "
           f"marginals in the engine {large['marginals']:.1f} s ({share:.0%} of it)")  # fmt: skip
 
 
