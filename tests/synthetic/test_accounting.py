@@ -116,3 +116,17 @@ def test_the_pld_accountant_refuses_like_any_zcdp_event(tmp_path: Path, df) -> N
     with pytest.raises(UnsupportedEventError):
         ledger.spend_release(ds, s)
     assert ledger.entries(ds) == []
+
+
+def test_the_ledger_lists_it_as_one_release_and_the_report_renders(tmp_path: Path, df) -> None:  # type: ignore[no-untyped-def]
+    from dpdash.report import released_values, stakeholder_report
+
+    ledger, ds = _ledger(tmp_path, df, "tightest")
+    s = synthesize(df, facts(), epsilon=1.0, delta=1e-6, columns=COLUMNS, identity=fingerprint(df))
+    ledger.spend_release(ds, s)
+    (listed,) = ledger.releases(ds)
+    assert len(listed.entries) == 7 and listed.record["query_name"] == s.query_name
+    assert ledger.spent(ds).epsilon == pytest.approx(1.0, rel=1e-9)  # tightest: the zCDP total
+    page = stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), facts=Facts(),
+                              released=released_values(ledger.published(ds)))  # fmt: skip
+    assert "synthetic: marginal colour" in page

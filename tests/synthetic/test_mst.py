@@ -96,3 +96,18 @@ def test_weighted_bounding_is_refused(df: pd.DataFrame) -> None:
     unit = Facts(rows_per_person=2, id_column=ID, bounding="weight")
     with pytest.raises(ParameterError, match="bounding='sample'"):
         synthesize(df.iloc[:500], facts(unit), epsilon=1.0, delta=1e-6, rng=0, columns=COLUMNS)
+
+
+def test_a_source_gives_the_dataframes_preview(df: pd.DataFrame, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The same seed on the table as a Parquet file (DuckDB) and as a DataFrame: the same true counts, so
+    the same noisy marginals, choices and rows; the budget identity is the source's fingerprint."""
+    from dpdash.engines import open_files
+
+    small = df.iloc[:3000].reset_index(drop=True)
+    small.to_parquet(tmp_path / "t.parquet")
+    source = open_files(tmp_path / "t.parquet")
+    a = synthesize(small, facts(), epsilon=1.0, delta=1e-6, rng=4, columns=COLUMNS)
+    b = synthesize(source, facts(), epsilon=1.0, delta=1e-6, rng=4, columns=COLUMNS)
+    assert a.measurements == b.measurements and a.selections == b.selections
+    assert a.table.equals(b.table)
+    assert b.dataset_identity == source.fingerprint()
