@@ -21,7 +21,7 @@ import numpy as np
 
 from dpdash.errors import DPDashError
 
-__all__ = ["Compression", "Fit", "estimate", "sample_codes"]
+__all__ = ["Compression", "Fit", "estimate", "sample_codes", "sample_tree"]
 
 #: Mirror-descent iterations of the final fit (the reference MST uses 5000 with its older solver; the
 #: ``mbi`` 2 solver converges in far fewer on these models).
@@ -152,3 +152,54 @@ def sample_codes(fit: Fit, rows: int, rng: np.random.Generator | None) -> dict[s
     finally:
         np.random.set_state(state)
     return {name: np.asarray(data.data[name], dtype=np.int64) for name in fit.sizes}
+
+
+def sample_tree(
+    fit: Fit, edges: Sequence[tuple[str, str]], rows: int, rng: np.random.Generator | None
+) -> dict[str, np.ndarray]:
+    """``rows`` records from a model whose cliques form a spanning tree (MST's), in O(rows · log rows) per
+    column: the root's cells by randomized rounding of its marginal, then each column, given its parent in
+    the tree, by randomized rounding of the conditional counts within each of the parent's cells, shuffled
+    within the cell (what ``mbi``'s ``synthetic_data`` does, without its row-wise ``unique``).
+    Post-processing: the randomness is numpy's (seeded from the OS for a release)."""
+    gen = rng if rng is not None else np.random.default_rng(secrets.randbits(128))
+    names = list(fit.sizes)
+    neighbours: dict[str, list[str]] = {c: [] for c in names}
+    for a, b in edges:
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    root = names[0]
+    out = {root: _rounded(fit.project((root,)), rows, gen)}
+    queue = [root]
+    while queue:
+        parent = queue.pop(0)
+        for child in neighbours[parent]:
+            if child in out:
+                continue
+            joint = fit.project((parent, child)).reshape(fit.sizes[parent], fit.sizes[child])
+            codes = np.empty(rows, dtype=np.int64)
+            order = np.argsort(out[parent], kind="stable")
+            starts = np.concatenate([[0], np.cumsum(np.bincount(out[parent], minlength=fit.sizes[parent]))])
+            for value in range(fit.sizes[parent]):
+                where = order[starts[value] : starts[value + 1]]
+                if where.size:
+                    codes[where] = gen.permutation(_rounded(joint[value], where.size, gen))
+            out[child] = codes
+            queue.append(child)
+    return {c: out[c] for c in names}
+
+
+def _rounded(weights: np.ndarray, n: int, gen: np.random.Generator) -> np.ndarray:
+    """n cells in proportion to ``weights`` (negative ones as 0): the integer parts, then the remaining
+    cells drawn without replacement in proportion to the fractional parts; in random order."""
+    w = np.clip(np.asarray(weights, dtype=float), 0.0, None)
+    w = w / w.sum() if w.sum() > 0 else np.full(w.size, 1.0 / w.size)
+    frac, whole = np.modf(w * n)
+    whole = whole.astype(np.int64)
+    extra = n - int(whole.sum())
+    if extra > 0:  # Σ frac = extra, but for rounding: never more cells than have a fraction
+        p = frac / frac.sum() if frac.sum() > 0 else np.full(w.size, 1.0 / w.size)
+        k = min(extra, int((p > 0).sum()))
+        whole[gen.choice(w.size, k, replace=False, p=p)] += 1
+        np.add.at(whole, gen.choice(w.size, extra - k, p=w), 1)
+    return gen.permutation(np.repeat(np.arange(w.size), whole))

@@ -30,7 +30,7 @@ from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.synthetic.domain import DEFAULT_BINS, SyntheticDomain, build_domain
 from dpdash.synthetic.measure import rho_for, true_counts
-from dpdash.synthetic.model import sample_codes
+from dpdash.synthetic.model import sample_codes, sample_tree
 from dpdash.synthetic.mst import mst
 from dpdash.synthetic.record import SyntheticRelease
 
@@ -105,7 +105,11 @@ def synthesize(
     if isinstance(data, Source):
         data.check_unchanged()
     drawn = rows if rows is not None else max(1, round(result.fit.total))
-    codes = sample_codes(result.fit, drawn, generator)
+    edges = [s.candidates[s.chosen] for s in result.selections]
+    if edges:
+        codes = sample_tree(result.fit, edges, drawn, generator)
+    else:
+        codes = sample_codes(result.fit, drawn, generator)
     values = generator if generator is not None else np.random.default_rng()
     table = pd.DataFrame({
         c.name: c.values(result.compression.expand(c.name, codes[c.name], values), values).to_numpy()
