@@ -13,6 +13,7 @@ from dpdash.facts import Facts
 from dpdash.queries import ContingencyTable, query_from_dict
 from dpdash.synthetic import build_domain
 from dpdash.synthetic.measure import true_counts
+from tests.engines.test_postgres import PASSWORD, READER, server  # noqa: F401 (the fixture)
 from tests.synthetic.helpers import ID, facts, table
 
 UNITS = [Facts(), Facts(rows_per_person=2, id_column=ID), Facts(neighbours="substitute", rows_per_person=1)]
@@ -52,12 +53,12 @@ def test_binned_contingency_table_round_trips_and_reports() -> None:
     assert pandas.report.outside == duck.report.outside
 
 
-def test_postgres_agrees(postgres: Any) -> None:
+def test_postgres_agrees(server: Any) -> None:  # noqa: F811 (the fixture imported above)
     from dpdash.engines import open_postgres
 
     df = table(6, rows=2000)
-    postgres.load(df, "synthetic_marginals")
-    source = open_postgres(postgres.url(), "synthetic_marginals")
+    server.load(df, "synthetic_marginals")
+    source = open_postgres(server.url(READER, PASSWORD), "synthetic_marginals")
     try:
         for unit in UNITS:
             _check(source, df, unit)
