@@ -39,7 +39,8 @@ def _mbi() -> Any:
             import mbi
     except ImportError as exc:  # pragma: no cover - an install without the optional dependency
         raise DPDashError(
-            "synthetic tables need Private-PGM: pip install mbi (it brings JAX on CPU); see requirements.txt"
+            "synthetic tables need Private-PGM: install dpdash's 'synthetic' extra (the mbi package, which "
+            "brings JAX on CPU); requirements.txt pins it"
         ) from exc
     return mbi
 
