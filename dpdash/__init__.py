@@ -26,6 +26,7 @@ from dpdash import (
     report,
     risk,
     sampling,
+    synthetic,
 )
 from dpdash.errors import DPDashError, ParameterError, ParameterTypeError
 from dpdash.facts import Facts, GroupBounds, Neighbours
@@ -44,6 +45,7 @@ from dpdash.mechanisms import (
     optimal_gamma,
 )
 from dpdash.release import Release, dataset_fingerprint, release
+from dpdash.synthetic import SyntheticRelease, synthesize
 
 __all__ = [
     "DPDashError",
@@ -63,6 +65,7 @@ __all__ = [
     "Release",
     "ReportNoisyMax",
     "Staircase",
+    "SyntheticRelease",
     "VectorMechanism",
     "accounting",
     "accuracy",
@@ -80,4 +83,6 @@ __all__ = [
     "report",
     "risk",
     "sampling",
+    "synthesize",
+    "synthetic",
 ]

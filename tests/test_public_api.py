@@ -15,7 +15,8 @@ import pytest
 import dpdash
 
 PACKAGES = [
-    "dpdash", "dpdash.audit", "dpdash.ledger", "dpdash.mechanisms", "dpdash.queries", "dpdash.sampling"
+    "dpdash", "dpdash.audit", "dpdash.ledger", "dpdash.mechanisms", "dpdash.queries", "dpdash.sampling",
+    "dpdash.synthetic",
 ]  # fmt: skip
 
 

@@ -155,15 +155,16 @@ def evaluate_grouped_count(
 def evaluate_table(query: ContingencyTable, source: Any, table: Any, truncation: Truncation) -> Evaluation:
     """Counts per pair of cells: the distinct pairs of values counted, then grouped by both columns'
     (status, key)."""
+    bins = query.bins or (None, None)
     cells = with_cells(
-        _distinct(table, list(query.columns)), query.columns[0], query.categories[0], None, "_0"
+        _distinct(table, list(query.columns)), query.columns[0], query.categories[0], bins[0], "_0"
     )
-    cells = with_cells(cells, query.columns[1], query.categories[1], None, "_1")
+    cells = with_cells(cells, query.columns[1], query.categories[1], bins[1], "_1")
     frame = source.execute(
         cells.group_by([STATUS + "_0", KEY + "_0", STATUS + "_1", KEY + "_1"]).aggregate(n=cells[_N].sum())
     )
-    first = fold(frame, query.categories[0], None, query.outside, "_0")
-    second = fold(frame, query.categories[1], None, query.outside, "_1")
+    first = fold(frame, query.categories[0], bins[0], query.outside, "_0")
+    second = fold(frame, query.categories[1], bins[1], query.outside, "_1")
     rows, cols = query.shape
     n = frame["n"].to_numpy(dtype=np.int64)
     ok = (first.cell >= 0) & (second.cell >= 0)

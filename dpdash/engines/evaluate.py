@@ -134,6 +134,8 @@ def evaluate_in_engine(query: Query, source: Source) -> Evaluation:
 def _numeric_columns(query: Any) -> tuple[str, ...]:
     """The columns the pandas path requires to be numeric for this query."""
     out: list[str] = []
+    if isinstance(query, queries.ContingencyTable):
+        return tuple(c for i, c in enumerate(query.columns) if query.bins is not None and query.bins[i])
     if getattr(query, "bins", None) is not None:
         out.append(query.by if hasattr(query, "by") else query.column)
     if hasattr(query, "bounds"):

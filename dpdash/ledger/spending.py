@@ -237,7 +237,8 @@ class Spending:
         request_id: str | None = None,
         user: str | None = None,
     ) -> list[Entry]:
-        """Record a ``dpdash.release.Release`` (its events: ``events_for_release``), all or nothing.
+        """Record a ``dpdash.release.Release`` (its events: ``events_for_release``) or a
+        ``dpdash.synthetic.SyntheticRelease`` (its measurements' and choices' events), all or nothing.
 
         The release must have been computed on this dataset: its ``dataset_identity`` (or, for records
         without one, its ``dataset_fingerprint``) is the dataset's fingerprint or one of its versions'
@@ -257,6 +258,11 @@ class Spending:
         ``user``: who releases, as in ``spend`` (a "release" action, or a "refused" one).
         """
         ds = self.dataset(dataset)
+        if getattr(release, "release_grade", True) is False:
+            raise ParameterError(
+                "this is a preview (seeded, fast sampling, not release-grade): it must not be published. "
+                "Draw the release with rng=None and record that; nothing was recorded"
+            )
         record = record_of(release)
         drawn_on = getattr(release, "dataset_identity", None) or getattr(release, "dataset_fingerprint", None)
         if not isinstance(drawn_on, str) or self.find_dataset(drawn_on) != ds:
@@ -272,7 +278,13 @@ class Spending:
                     f"refused: {problem}. The budget of dataset {ds.name!r} protects "
                     f"{recorded.unit.describe()}; a release must use that unit. Nothing was recorded."
                 )
-        events = events_for_release(release, partition=partition)
+        # A synthetic table (``dpdash.synthetic``) states its events itself: its measurements and choices.
+        if hasattr(release, "privacy_events"):
+            if partition is not None:
+                raise ParameterError("a synthetic table is not a partition release: give no partition")
+            events = release.privacy_events()
+        else:
+            events = events_for_release(release, partition=partition)
         return self._spend(ds, events, session, record, request_id, user)
 
     def spend_mechanism(

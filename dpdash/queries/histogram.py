@@ -315,7 +315,9 @@ class ContingencyTable(NumericQuery):
 
     Args:
         columns: the two columns (rows of the table, then its columns).
-        categories: the public category list of each.
+        categories: the public category list of each (``None`` for a side given by ``bins``).
+        bins: ``None``, or per side public bin edges (a :class:`~dpdash.facts.Bins`, a list of edges, or
+            ``None`` for a side given by its categories): a numeric column binned as a histogram does.
         outside: ``"other"``: a value outside its list goes to that side's ``"(other)"`` category;
             ``"drop"``: the row is dropped (counted). Rows with a missing value are dropped (counted).
 
@@ -333,12 +335,18 @@ class ContingencyTable(NumericQuery):
     integer_valued: ClassVar[bool] = True
 
     columns: tuple[str, str]
-    categories: tuple[tuple[Any, ...], tuple[Any, ...]]
+    categories: tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]
     outside: str = "other"
+    bins: tuple[Bins | None, Bins | None] | None = None
     facts: Facts = field(default_factory=Facts)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "facts", as_facts(self.facts))
+        if self.bins is not None:
+            if isinstance(self.bins, str | Bins) or len(tuple(self.bins)) != 2:
+                raise ParameterError(f"bins must be None or one entry per column, got bins={self.bins!r}")
+            sides = tuple(b if b is None or isinstance(b, Bins) else Bins(tuple(b)) for b in self.bins)
+            object.__setattr__(self, "bins", None if sides == (None, None) else sides)
         object.__setattr__(self, "outside", _outside(self.outside))
         if isinstance(self.columns, str) or len(tuple(self.columns)) != 2:
             raise ParameterError(f"columns must be two column names, got columns={self.columns!r}")
@@ -350,14 +358,15 @@ class ContingencyTable(NumericQuery):
             raise ParameterError(
                 f"categories must be two category lists, one per column, got categories={self.categories!r}"
             )
-        object.__setattr__(
-            self,
-            "categories",
-            tuple(
-                categories_tuple(cats, f"categories of {col!r}")
-                for col, cats in zip(columns, self.categories, strict=True)
-            ),
-        )
+        sides = []
+        for i, (col, cats) in enumerate(zip(columns, self.categories, strict=True)):
+            if (cats is None) == (self._bins(i) is None):
+                raise ParameterError(
+                    f"give exactly one of categories and bins for {col!r}, got categories={cats!r}, "
+                    f"bins={self._bins(i)!r}"
+                )
+            sides.append(None if cats is None else categories_tuple(cats, f"categories of {col!r}"))
+        object.__setattr__(self, "categories", tuple(sides))
         if len(self.labels) > MAX_GROUPS:
             raise ParameterError(
                 f"the table of {columns[0]!r} × {columns[1]!r} would have {len(self.labels)} cells; at most "
@@ -368,8 +377,13 @@ class ContingencyTable(NumericQuery):
     def name(self) -> str:
         return f"table of {self.columns[0]} × {self.columns[1]}"
 
+    def _bins(self, i: int) -> Bins | None:
+        return None if self.bins is None else self.bins[i]
+
     def _side(self, i: int) -> tuple[str, ...]:
-        return tuple(str(c) for c in self.categories[i]) + ((OTHER,) if self.outside == "other" else ())
+        bins = self._bins(i)
+        declared = bins.labels if bins is not None else tuple(str(c) for c in self.categories[i] or ())
+        return declared + ((OTHER,) if self.outside == "other" else ())
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -392,9 +406,16 @@ class ContingencyTable(NumericQuery):
     def sensitivities(self) -> Sensitivities:
         return count_sensitivities(self.facts, len(self.labels))
 
+    def _check_types(self, df: pd.DataFrame) -> None:
+        for i, column in enumerate(self.columns):
+            if self._bins(i) is not None:
+                require_numeric(df, column, self)
+
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        first = cell_codes(df[self.columns[0]], categories=self.categories[0], outside=self.outside)
-        second = cell_codes(df[self.columns[1]], categories=self.categories[1], outside=self.outside)
+        first, second = (
+            cell_codes(df[c], categories=self.categories[i], bins=self._bins(i), outside=self.outside)
+            for i, c in enumerate(self.columns)
+        )
         rows, cols = self.shape
         missing = (df[self.columns[0]].isna() | df[self.columns[1]].isna()).to_numpy()
         ok = (first.codes >= 0) & (second.codes >= 0)
