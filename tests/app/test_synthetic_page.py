@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpdash.datasets import load_example
 from dpdash.ledger import Ledger
+from dpdash.report import released_values, stakeholder_report, synthetic_records
 from dpdash.synthetic import build_domain, synthesize
 from tests.app.test_roles import as_person, served  # noqa: F401  (a fixture)
 from ui.synthetic_card import card_dict, card_markdown
@@ -110,6 +111,13 @@ def test_an_owner_previews_for_free_then_releases_once_with_the_downloads(
     assert card["marginals_measured"] == [list(m) for m in released.marginals]
     assert "preview_quality" not in card
     assert "NOT PRIVATE" in card_markdown(released, previewed[next(iter(previewed))][1])
+    # The stakeholder report says what was published, its cost, the method and the marginals measured.
+    records = ledger.published(ds)
+    page = stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), facts=released.domain.unit,
+                              released=released_values(records), synthetic=synthetic_records(records))
+    assert "<h2>Synthetic tables</h2>" in page and "synthetic table of" in page.lower()
+    assert "ε = 0.5, δ = " in page and "MST" in page
+    assert all(" × ".join(m) in page for m in released.marginals if len(m) == 2)
     # Kept for those who may see releases: listed, with its CSV.
     app.run()
     assert any(b.proto.label == "CSV of release 1" for b in app.get("download_button"))
