@@ -145,3 +145,28 @@ def test_an_analyst_sees_the_cost_but_cannot_preview(served: dict[str, object]) 
 def test_a_viewer_does_not_open_the_page(served: dict[str, object]) -> None:  # noqa: F811
     at = as_person("vic@example.org", script=str(REPO / "pages" / "synthetic.py"))
     assert "This page is not for your role" in at.error[0].value
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_browser_walk_previews_releases_and_downloads_the_csv(page, fresh_servers) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    (server,) = fresh_servers(1)
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    page.goto(f"{server.url}/data")
+    page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
+    page.get_by_role("button", name="Confirm: set this budget").click()
+    expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible(timeout=60_000)
+    page.goto(f"{server.url}/synthetic")
+    expect(page.get_by_role("heading", name="Synthetic table")).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Preview", exact=True).click()
+    expect(page.get_by_text("Real rows: NOT PRIVATE (data owner only)")).to_be_visible(timeout=120_000)
+    page.get_by_role("button", name="Release… (spends budget)").click()
+    expect(page.get_by_text("This cannot be undone")).to_be_visible()
+    page.get_by_role("button", name="Release now").click()
+    expect(page.get_by_text("Released · synthetic table")).to_be_visible(timeout=180_000)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="CSV", exact=True).click()
+    table = pd.read_csv(download.value.path())
+    assert len(table) > 0 and "sex" in table.columns and "person_id" not in table.columns
