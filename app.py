@@ -44,6 +44,7 @@ PAGES = [
     st.Page("pages/datasets.py", title="Datasets"),
     st.Page("pages/explorer.py", title="Mechanism explorer"),
     st.Page("pages/release.py", title="Query & release"),
+    st.Page("pages/synthetic.py", title="Synthetic table"),
     st.Page("pages/budget.py", title="Budget"),
     st.Page("pages/planner.py", title="Planner"),
     st.Page("pages/risk.py", title="What does ε mean?"),

@@ -28,7 +28,10 @@ from dpdash.risk import max_detection_rate, posterior_bound
 from dpdash.rounding import published_figures
 from dpdash.wording import accuracy_words, guarantee, mechanism_name, percent
 
-__all__ = ["MAX_VALUES", "figure", "plan_report", "print_zoom", "released_values", "stakeholder_report"]
+__all__ = [
+    "MAX_VALUES", "figure", "plan_report", "print_zoom", "released_values", "stakeholder_report",
+    "synthetic_records",
+]  # fmt: skip
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:900px;margin:2em auto;padding:0 1em;color:#1b1f24;
@@ -138,6 +141,40 @@ def released_values(published: Mapping[str, Mapping[str, Any]]) -> dict[str, Rel
     return releases
 
 
+def synthetic_records(published: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The ``Ledger.published`` records of synthetic tables (``dpdash.synthetic``), by first entry uid."""
+    return {uid: record for uid, record in published.items() if record.get("kind") == "synthetic"}
+
+
+def _synthetic(record: Mapping[str, Any]) -> str:
+    """What a synthetic release published, in a sentence: its rows, columns, method, marginals measured."""
+    e = html.escape
+    columns = ", ".join(str(c.get("name")) for c in record.get("domain", {}).get("columns", []))
+    marginals = "; ".join(" × ".join(map(str, m.get("marginal", []))) for m in record.get("measurements", []))
+    rows = record.get("rows")
+    return (
+        f"A synthetic table of {e(f'{rows:,}' if isinstance(rows, int) else str(rows))} rows with the "
+        f"columns {e(columns)}, drawn by {e(str(record.get('method', '')).upper())} from noisy marginals "
+        f"(discrete Gaussian noise): {e(marginals)}. No row is a real person's. "
+        f"<span class=note>SHA-256 of its CSV: {e(str(record.get('table_fingerprint', '')))}.</span>"
+    )
+
+
+def _synthetic_section(numbers: Sequence[int]) -> str:
+    """A short section on the synthetic tables among the releases (none: nothing)."""
+    if not numbers:
+        return ""
+    which = ", ".join(str(n) for n in numbers)
+    return (
+        f"<h2>Synthetic tables</h2><p>Release{'s' * (len(numbers) > 1)} {which} published a synthetic "
+        "table: rows drawn from a statistical model fitted to noisy one- and two-column counts (the "
+        "marginals measured, listed with each), so every row is made up and no row is a real person's. Its "
+        "cost above covers every count measured and every choice of which pair of columns to measure. How "
+        "closely it follows the real table was checked by the data owner on a preview; those figures read "
+        "the real table and are not part of this report.</p>\n"
+    )
+
+
 def stakeholder_report(
     dataset: Dataset,
     entries: Sequence[Entry],
@@ -145,6 +182,7 @@ def stakeholder_report(
     *,
     facts: Facts,
     released: Mapping[str, Release] | None = None,
+    synthetic: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """The report as a self-contained HTML page (no scripts, no external resources; every text escaped).
 
@@ -154,12 +192,14 @@ def stakeholder_report(
         released: release records by ledger entry uid (``released_values(ledger.published(dataset))``); a
             release not found there is listed by its cost, with a note that its values are in its own
             release record.
+        synthetic: synthetic tables' records by ledger entry uid (``synthetic_records``): each is listed
+            with what it published (rows, columns, method, marginals measured) and its (ε, δ).
 
     "Spent" is the total under the dataset's own accountant at the budget's δ; the risk statement uses
     it: an attacker p sure before is at most e^ε·p/(1 − p + e^ε·p) sure after, and a membership test with
     1% false positives detects at most min(e^ε·0.01 + δ, 1 − e^(−ε)(0.99 − δ)).
     """
-    e, released = html.escape, released or {}
+    e, released, synthetic = html.escape, released or {}, synthetic or {}
     budget, keeper = dataset.budget, dataset.accountant
     total = totals.get(keeper)
     spent = total.epsilon if total is not None else math.inf
@@ -167,8 +207,19 @@ def stakeholder_report(
     groups = group_releases(entries)
     rows: list[str] = []
     counts: list[int] = []
+    tables: list[int] = []  # the synthetic tables' numbers
     for number, group in enumerate(groups, start=1):
         record = released.get(group[0].uid)
+        table = synthetic.get(group[0].uid)
+        if table is not None:
+            cost = f"ε = {_number(table.get('epsilon'))}, δ = {_number(table.get('delta'), 2)}"
+            when = e(group[0].created_at[:16].replace("T", " "))
+            rows.append(f"<tr><td class=n>{number}</td><td>{e(str(table.get('query_name', '')))}<br>"
+                        f"<span class=note>{when} UTC · {cost}</span></td><td>{_synthetic(table)}</td>"
+                        "<td class=c></td></tr>")  # fmt: skip
+            counts.append(1)
+            tables.append(number)
+            continue
         cost = _cost(record, group)
         what = _values(record) if record is not None else (
             "<span class=note>Values not in the ledger (recorded without them: before dpdash kept them, or "
@@ -207,7 +258,7 @@ this budget is kept by (at δ = {_number(budget.delta, 2)}).</p>
 <table><tr><th>#</th><th>release</th>
 <th>released values ± margin of error (what ± means is under each)</th><th>the same, drawn</th></tr>
 {"".join(rows)}</table>
-<h2>What this means for a person in the data</h2>
+{_synthetic_section(tables)}<h2>What this means for a person in the data</h2>
 <p>{_risk_sentence(spent, budget.delta, after="After these releases")}</p>
 {_technical(dataset, entries, totals, words.technical if words else "", spent)}
 </body></html>

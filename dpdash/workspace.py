@@ -6,6 +6,8 @@ ledger, ``default_workspace_path()``) holding, per table, under ``tables/<key>/`
 
 - ``source.bin``: the uploaded file's original bytes (never for a built-in example: those are rebuilt,
   nor for a connected table: that is opened again where it lives);
+- ``synthetic-<sha256>.csv``: the synthetic tables released from it (``store_synthetic``), by the
+  SHA-256 of their CSV that their ledger record states;
 - ``table.json``: the file name, the owner-given name, the table's identity (the budget's key,
   ``dpdash.ledger.fingerprint`` of the table as loaded), the type changes applied since loading
   (``coercions``, in order, and ``lossy``), the declared public facts (bounds, categories, unit of
@@ -37,6 +39,7 @@ deletes a table's folder; its budget history stays in the ledger, which is appen
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -400,6 +403,26 @@ class Workspace:
         except OSError as error:
             raise WorkspaceError(f"cannot delete {folder} ({error.strerror or error})") from error
         return True
+
+    # ---- released synthetic tables ---------------------------------------------------------------
+    def store_synthetic(self, identity: str, csv: bytes) -> str:
+        """Keep a released synthetic table's CSV in its table's folder (``synthetic-<sha256>.csv``), so
+        that the people who may see the table's releases can download it; returns its ``sha256:`` name."""
+        digest = hashlib.sha256(bytes(csv)).hexdigest()
+        self._write(self._folder(identity) / f"synthetic-{digest}.csv", bytes(csv))
+        return f"sha256:{digest}"
+
+    def synthetic_csv(self, identity: str, table_sha256: str) -> bytes | None:
+        """A released synthetic table's CSV by the SHA-256 its record states (checked on reading), or
+        ``None`` when it is not kept here (released elsewhere, or forgotten)."""
+        digest = table_sha256.removeprefix("sha256:")
+        if not _KEY.fullmatch(digest):
+            return None
+        try:
+            data = (self._folder(identity) / f"synthetic-{digest}.csv").read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == digest else None
 
     # ---- the active table -----------------------------------------------------------------------
     def set_active(self, identity: str) -> None:

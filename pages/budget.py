@@ -19,7 +19,7 @@ from dpdash.facts import Facts
 from dpdash.ledger import Dataset, Entry, Ledger
 from dpdash.ledger.actions import describe
 from dpdash.ledger.releases import group_releases
-from dpdash.report import released_values, stakeholder_report
+from dpdash.report import released_values, stakeholder_report, synthetic_records
 from dpdash.wording import guarantee
 from ui.access import guard_page
 from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
@@ -38,8 +38,9 @@ def _report(
     handle: Ledger, record: Dataset, entries: list[Entry], totals: Mapping[str, Any], unit: Facts
 ) -> str:
     """The stakeholder report, with the values each release stored in the ledger."""
-    published = released_values(handle.published(record))
-    return stakeholder_report(record, entries, totals, facts=unit, released=published)
+    records = handle.published(record)
+    return stakeholder_report(record, entries, totals, facts=unit, released=released_values(records),
+                              synthetic=synthetic_records(records))  # fmt: skip
 
 
 st.title("Budget")

@@ -25,6 +25,7 @@ PAGE_ACTIONS: dict[str, Action] = {
     "datasets": Action.OPEN,
     "explorer": Action.PREVIEW,
     "release": Action.PREVIEW,  # an analyst previews without true values and requests releases
+    "synthetic": Action.PREVIEW,  # an analyst sees the cost and downloads what was released; no preview
     "budget": Action.OPEN,
     "planner": Action.PREVIEW,
     "risk": Action.OPEN,

@@ -77,6 +77,9 @@ def recent_releases(table: ActiveTable) -> None:
             with st.container(border=True, key=f"recent_release_{one.number}"):
                 st.markdown(_heading(one, mine))
                 result = values.get(one.uid)
+                if result is None and (one.record or {}).get("kind") == "synthetic":
+                    st.caption("A synthetic table: its rows and data card are on the Synthetic table page.")
+                    continue
                 if result is None:
                     st.caption(
                         "Its values are not in the ledger (recorded without them: by a script, before "

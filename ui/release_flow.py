@@ -12,6 +12,7 @@ import streamlit as st
 
 from dpdash import export  # looked up at each call, as the page did (tests replace release_script)
 from dpdash.accounting import event_for, get_accountant, running
+from dpdash.accounting.events import PrivacyEvent
 from dpdash.errors import DPDashError, LedgerError
 from dpdash.facts import Facts
 from dpdash.identity import short_identity
@@ -30,7 +31,7 @@ from ui.requests import released_table
 from ui.state import ActiveTable
 from ui.text import md, show_guarantee
 
-__all__ = ["release_controls", "show_last_release", "spend_figures"]
+__all__ = ["event_figures", "release_controls", "show_last_release", "spend_figures"]
 
 _LAST = "release_last"
 _LAST_REQUEST = "release_last_request"  # the request the last release answered
@@ -44,7 +45,11 @@ def spend_figures(record: Dataset, query: Query, spent_by: list[Any]) -> tuple[f
     calibrated mechanisms are ``spent_by``: the ledger's canonical total now, the total the release would
     bring it to (the kept running state, which the spend's check then finds warm) and whether it fits, as
     the ledger decides it (``running.fits``)."""
-    events = [event_for(spent, query=query.name) for spent in spent_by]
+    return event_figures(record, [event_for(spent, query=query.name) for spent in spent_by])
+
+
+def event_figures(record: Dataset, events: list[PrivacyEvent]) -> tuple[float, float, bool, float]:
+    """``spend_figures`` for a release stated by its privacy ``events`` (a synthetic table's)."""
     keeper = get_accountant(record.accountant)
     history = ledger().events(record)
     spent_now = running.epsilon(keeper, history, (), record.budget.delta)

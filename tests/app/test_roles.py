@@ -195,8 +195,8 @@ def test_without_sign_in_the_local_owner_has_every_page(served: dict[str, object
 
 # ---- navigation and each page's own check -------------------------------------------------------------
 OPENS = {
-    "owner": {"data", "datasets", "explorer", "release", "budget", "planner", "risk", "audit"},
-    "analyst": {"datasets", "explorer", "release", "budget", "planner", "risk", "audit"},
+    "owner": {"data", "datasets", "explorer", "release", "synthetic", "budget", "planner", "risk", "audit"},
+    "analyst": {"datasets", "explorer", "release", "synthetic", "budget", "planner", "risk", "audit"},
     "viewer": {"datasets", "budget", "risk"},
 }
 PERSON = {"owner": "ann@example.org", "analyst": "bob@example.org", "viewer": "vic@example.org"}

@@ -1,0 +1,136 @@
+"""The Synthetic table page's choices and computations: which columns can be synthesized, the events a
+release will record (its cost, before anything is drawn), the owner's seeded preview and the release.
+
+The preview and the release check the current person's role where they compute (``ui.roles.check``), as
+``ui.guarded`` does for Query & release: the preview reads the true table (``SEE_TRUTH``), the release
+spends (``RELEASE``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from dpdash.access import Action
+from dpdash.accounting.events import PrivacyEvent
+from dpdash.datasets import PublicFacts
+from dpdash.synthetic import Quality, SyntheticDomain, SyntheticRelease, quality, rho_for, synthesize
+from dpdash.synthetic.measure import Measurement, Selection
+from ui.roles import check, dataset_ref
+from ui.state import ActiveTable
+
+__all__ = [
+    "PREVIEW_SEED", "SyntheticChoice", "draw", "kept_preview", "planned_events", "preview", "real_rows",
+    "synthesizable",
+]  # fmt: skip
+
+#: The preview's seed: the same choices give the same preview (the release draws anew on OS randomness).
+PREVIEW_SEED = 20_240_601
+_PREVIEWS = "synthetic_previews"
+_PREVIEWS_KEPT = 4
+
+
+@dataclass(frozen=True, slots=True)
+class SyntheticChoice:
+    """What the owner chose: the columns, the method, the numeric columns' bins, ε and δ."""
+
+    columns: tuple[str, ...]
+    method: str
+    bins: int
+    epsilon: float
+    delta: float
+
+    def key(self, fingerprint: str) -> tuple[object, ...]:
+        return (fingerprint, self.columns, self.method, self.bins, self.epsilon, self.delta)
+
+    @property
+    def cost(self) -> str:
+        return f"ε = {self.epsilon:g}, δ = {self.delta:g}"
+
+
+def synthesizable(facts: PublicFacts, columns: list[str]) -> tuple[list[str], dict[str, str]]:
+    """(the columns a synthetic table can have, {column: why not} for the others), from declared facts."""
+    ok: list[str] = []
+    refused: dict[str, str] = {}
+    for name in columns:
+        if name == facts.id_column:
+            refused[name] = "the id column: it says who each row belongs to, so it is never synthesized"
+        elif name in facts.categories or name in facts.bounds:
+            ok.append(name)
+        else:
+            refused[name] = "no declared categories or bounds (declare them on the Data page)"
+    return ok, refused
+
+
+def planned_events(domain: SyntheticDomain, epsilon: float, delta: float) -> list[PrivacyEvent]:
+    """The events an MST release of ``domain`` at (ε, δ) records, before it is drawn.
+
+    MST's split (``dpdash.synthetic.mst``): ρ/3 over the d one-way marginals, ρ/3 over d − 1
+    exponential-mechanism choices at ε = √(8ρ/(3(d − 1))), ρ/3 over the d − 1 chosen two-way marginals
+    (the whole ρ on the one-way marginal when d = 1). Each marginal's σ depends on its query's Δ₂ only, and
+    every pair of a domain has the same Δ₂ and cells changed per person, so the cost does not depend on
+    which pairs are chosen; tests check these events against a preview's.
+    """
+    rho = rho_for(epsilon, delta)
+    names = domain.names
+    d = len(names)
+    one_rho = rho / 3.0 / d if d > 1 else rho
+    events = [e for c in names for e in _measurement(domain, (c,), one_rho).events(delta)]
+    if d == 1:
+        return events
+    pair = next(iter(itertools.combinations(names, 2)))
+    two = _measurement(domain, pair, rho / 3.0 / (d - 1))
+    choice = Selection(((pair,)), 0, math.sqrt(8.0 * (rho / 3.0) / (d - 1)), 1.0)
+    for _ in range(d - 1):
+        events += two.events(delta) + choice.events()
+    return events
+
+
+def _measurement(domain: SyntheticDomain, clique: tuple[str, ...], rho: float) -> Measurement:
+    sens = domain.marginal(clique).sensitivities
+    l2 = float(sens.l2)
+    return Measurement(clique, l2 / math.sqrt(2.0 * rho), l2, int(sens.changed_coordinates), (), True)
+
+
+def _run(table: ActiveTable, choice: SyntheticChoice, rng: int | None) -> SyntheticRelease:
+    return synthesize(table.queryable, table.facts, epsilon=choice.epsilon, delta=choice.delta,
+                      method=choice.method, rng=rng, identity=table.identity, columns=list(choice.columns),
+                      bins=choice.bins)  # fmt: skip
+
+
+def preview(table: ActiveTable, choice: SyntheticChoice) -> tuple[SyntheticRelease, Quality]:
+    """The seeded preview and its quality against the true table (NOT PRIVATE; spends nothing), kept in
+    this session for the same choices. For owners only (``AccessDenied``)."""
+    check(dataset_ref(table), Action.SEE_TRUTH)
+    kept: dict[tuple[object, ...], tuple[SyntheticRelease, Quality]]
+    kept = st.session_state.setdefault(_PREVIEWS, {})
+    key = choice.key(table.fingerprint)
+    if key not in kept:
+        if len(kept) >= _PREVIEWS_KEPT:
+            kept.pop(next(iter(kept)))
+        drawn = _run(table, choice, PREVIEW_SEED)
+        kept[key] = (drawn, quality(table.queryable, drawn))
+    return kept[key]
+
+
+def kept_preview(table: ActiveTable, choice: SyntheticChoice) -> tuple[SyntheticRelease, Quality] | None:
+    """The preview already made for these choices in this session, if any (nothing computed)."""
+    return st.session_state.get(_PREVIEWS, {}).get(choice.key(table.fingerprint))
+
+
+def draw(table: ActiveTable, choice: SyntheticChoice) -> SyntheticRelease:
+    """A release-grade synthetic table (fresh draws on OS randomness; nothing recorded yet: record it
+    with ``ui.guarded.record_release`` before showing it). For owners only (``AccessDenied``)."""
+    check(dataset_ref(table), Action.RELEASE)
+    return _run(table, choice, None)
+
+
+def real_rows(table: ActiveTable, columns: tuple[str, ...], n: int) -> pd.DataFrame:
+    """The true table's first ``n`` rows of ``columns`` (NOT PRIVATE: owners only, ``AccessDenied``)."""
+    from ui.state import sample_rows
+
+    return sample_rows(table, n)[list(columns)].reset_index(drop=True)
