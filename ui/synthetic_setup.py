@@ -8,8 +8,6 @@ spends (``RELEASE``).
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -19,7 +17,7 @@ from dpdash.access import Action
 from dpdash.accounting.events import PrivacyEvent
 from dpdash.datasets import PublicFacts
 from dpdash.synthetic import Quality, SyntheticDomain, SyntheticRelease, quality, rho_for, synthesize
-from dpdash.synthetic.measure import Measurement, Selection
+from dpdash.synthetic.mst import planned_events as mst_plan
 from ui.roles import check, dataset_ref
 from ui.state import ActiveTable
 
@@ -67,33 +65,9 @@ def synthesizable(facts: PublicFacts, columns: list[str]) -> tuple[list[str], di
 
 
 def planned_events(domain: SyntheticDomain, epsilon: float, delta: float) -> list[PrivacyEvent]:
-    """The events an MST release of ``domain`` at (ε, δ) records, before it is drawn.
-
-    MST's split (``dpdash.synthetic.mst``): ρ/3 over the d one-way marginals, ρ/3 over d − 1
-    exponential-mechanism choices at ε = √(8ρ/(3(d − 1))), ρ/3 over the d − 1 chosen two-way marginals
-    (the whole ρ on the one-way marginal when d = 1). Each marginal's σ depends on its query's Δ₂ only, and
-    every pair of a domain has the same Δ₂ and cells changed per person, so the cost does not depend on
-    which pairs are chosen; tests check these events against a preview's.
-    """
-    rho = rho_for(epsilon, delta)
-    names = domain.names
-    d = len(names)
-    one_rho = rho / 3.0 / d if d > 1 else rho
-    events = [e for c in names for e in _measurement(domain, (c,), one_rho).events(delta)]
-    if d == 1:
-        return events
-    pair = next(iter(itertools.combinations(names, 2)))
-    two = _measurement(domain, pair, rho / 3.0 / (d - 1))
-    choice = Selection(((pair,)), 0, math.sqrt(8.0 * (rho / 3.0) / (d - 1)), 1.0)
-    for _ in range(d - 1):
-        events += two.events(delta) + choice.events()
-    return events
-
-
-def _measurement(domain: SyntheticDomain, clique: tuple[str, ...], rho: float) -> Measurement:
-    sens = domain.marginal(clique).sensitivities
-    l2 = float(sens.l2)
-    return Measurement(clique, l2 / math.sqrt(2.0 * rho), l2, int(sens.changed_coordinates), (), True)
+    """The events an MST release of ``domain`` at (ε, δ) records, before it is drawn (the core's
+    ``dpdash.synthetic.mst.planned_events`` at ρ = ``rho_for(ε, δ)``)."""
+    return mst_plan(domain, rho_for(epsilon, delta), delta)
 
 
 def _run(table: ActiveTable, choice: SyntheticChoice, rng: int | None) -> SyntheticRelease:

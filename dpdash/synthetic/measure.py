@@ -24,6 +24,7 @@ events with their usual message.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -144,20 +145,22 @@ def measure(
     rng: np.random.Generator | None,
 ) -> Measurement:
     """Noise on ``counts`` (the marginal's true counts, already summed into its measured cells) at a ρ
-    share: σ = Δ₂/√(2ρ); release-grade exact sampling when ``rng`` is None."""
-    query = domain.marginal(clique)
-    sens = query.sensitivities
-    l2 = float(sens.l2)
-    sigma = l2 / math.sqrt(2.0 * check.positive_finite(rho, "rho"))
-    noise = DiscreteGaussianNoise(sigma)
+    share: σ = Δ₂/√(2ρ) (``planned``); release-grade exact sampling when ``rng`` is None."""
+    plan = planned(domain, clique, rho)
+    noise = DiscreteGaussianNoise(plan.sigma)
     shape = (int(np.size(counts)),)
     drawn = noise.sample(shape) if rng is None else noise.rvs(shape, random_state=rng)
     noisy = np.asarray(counts, dtype=np.int64) + np.asarray(drawn, dtype=np.int64)
-    return Measurement(
-        clique=tuple(clique), sigma=sigma, l2_sensitivity=l2, changed_cells=int(sens.changed_coordinates),
-        noisy=tuple(int(v) for v in noisy),
-        release_grade=rng is None,
-    )  # fmt: skip
+    return dataclasses.replace(plan, noisy=tuple(int(v) for v in noisy), release_grade=rng is None)
+
+
+def planned(domain: SyntheticDomain, clique: tuple[str, ...], rho: float) -> Measurement:
+    """The measurement of ``clique`` at a ρ share before any count is read: σ = Δ₂/√(2ρ) from the
+    marginal query's own Δ₂, and the cells one person changes; no noisy counts."""
+    sens = domain.marginal(clique).sensitivities
+    l2 = float(sens.l2)
+    sigma = l2 / math.sqrt(2.0 * check.positive_finite(rho, "rho"))
+    return Measurement(tuple(clique), sigma, l2, int(sens.changed_coordinates), (), True)
 
 
 def select(

@@ -22,14 +22,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dpdash.synthetic.domain import SyntheticDomain
-from dpdash.synthetic.measure import Measurement, Selection, measure, select
+from dpdash.synthetic.measure import Measurement, Selection, measure, planned, select
 from dpdash.synthetic.model import Compression, Fit, estimate
 
-__all__ = ["MSTResult", "mst"]
+__all__ = ["MSTResult", "MSTSplit", "mst", "planned_events"]
 
 #: Mirror-descent iterations of the model that scores candidate pairs (as in the reference).
 SELECT_ITERATIONS = 1000
@@ -48,11 +49,43 @@ class MSTResult:
     fit: Fit
 
 
+@dataclass(frozen=True, slots=True)
+class MSTSplit:
+    """MST's split of ρ over d columns (module docstring): each one-way marginal's ρ, each choice's ε
+    (ρ = ε²/8), each chosen two-way marginal's ρ; with one column, the whole ρ on its one-way marginal."""
+
+    one_rho: float
+    choice_epsilon: float
+    two_rho: float
+
+    @classmethod
+    def of(cls, rho: float, d: int) -> MSTSplit:
+        if d == 1:
+            return cls(rho, 0.0, 0.0)
+        return cls(rho / 3.0 / d, float(np.sqrt(8.0 * (rho / 3.0) / (d - 1))), rho / 3.0 / (d - 1))
+
+
+def planned_events(domain: SyntheticDomain, rho: float, delta: float) -> list[Any]:
+    """The events an MST release of ``domain`` at ρ records, in order, before anything is measured: each
+    marginal's σ depends on its query's Δ₂ only, and every pair of a domain has the same Δ₂ and cells
+    changed per person, so the cost does not depend on which pairs are chosen (a test checks these events
+    against a draw's)."""
+    names, split = domain.names, MSTSplit.of(rho, len(domain.names))
+    events = [e for c in names for e in planned(domain, (c,), split.one_rho).events(delta)]
+    if len(names) > 1:
+        pair = next(iter(itertools.combinations(names, 2)))
+        two = planned(domain, pair, split.two_rho).events(delta)
+        choice = Selection((pair,), 0, split.choice_epsilon, 1.0).events()
+        events += (two + choice) * (len(names) - 1)
+    return events
+
+
 def mst(domain: SyntheticDomain, counts: Counter, rho: float, rng: np.random.Generator | None) -> MSTResult:
     """Run MST at ρ-zCDP (module docstring); ``rng`` None: release-grade sampling throughout."""
     names = domain.names
     d = len(names)
-    one_rho = rho / 3.0 / d if d > 1 else rho
+    split = MSTSplit.of(rho, d)
+    one_rho = split.one_rho
     one_way = [measure(domain, (c,), counts((c,)), one_rho, rng) for c in names]
     noisy = {m.clique[0]: np.asarray(m.noisy, dtype=float) for m in one_way}
     compression = Compression.from_one_way(noisy, {m.clique[0]: m.sigma for m in one_way})
@@ -71,10 +104,9 @@ def mst(domain: SyntheticDomain, counts: Counter, rho: float, rng: np.random.Gen
     single = {c: first.project((c,)) for c in names}
     predicted = {p: np.outer(single[p[0]], single[p[1]]).ravel() / first.total for p in pairs}
     utilities = {p: float(np.abs(full[p] - predicted[p]).sum()) for p in pairs}
-    epsilon = float(np.sqrt(8.0 * (rho / 3.0) / (d - 1)))
-    selections = _spanning_tree(domain, names, pairs, utilities, epsilon, rng)
+    selections = _spanning_tree(domain, names, pairs, utilities, split.choice_epsilon, rng)
 
-    two_rho = rho / 3.0 / (d - 1)
+    two_rho = split.two_rho
     two_way = [measure(domain, s.candidates[s.chosen], full[s.candidates[s.chosen]], two_rho, rng)
                for s in selections]  # fmt: skip
     log = one_way_log + [(m.clique, np.asarray(m.noisy, dtype=float), m.sigma, None) for m in two_way]
