@@ -28,10 +28,14 @@ READER = "reader"
 
 @pytest.fixture(scope="module")
 def server(postgres: PostgresServer) -> PostgresServer:
-    """The session's cluster with a password-protected read-only role and the test tables."""
-    postgres.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(READER)))
+    """The session's cluster with a password-protected read-only role and the test tables (the role made
+    once; a later module that asks for it finds it, with its password and grants set again)."""
     postgres.execute(
-        sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(READER), sql.Literal(PASSWORD))
+        sql.SQL("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {}) THEN CREATE ROLE {} "
+                "LOGIN; END IF; END $$").format(sql.Literal(READER), sql.Identifier(READER))
+    )  # fmt: skip
+    postgres.execute(
+        sql.SQL("ALTER ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(READER), sql.Literal(PASSWORD))
     )
     postgres.execute(
         sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(sql.Identifier(READER))
