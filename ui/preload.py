@@ -21,7 +21,7 @@ import streamlit as st
 #: The lazily loaded chunks of the elements dpdash's pages show (found by walking every page in Chromium
 #: and listing the scripts loaded after the first page; their own imports follow them).
 CHUNKS = ("PlotlyChart", "DataFrame", "Slider", "NumberInput", "TextInput", "Selectbox", "Radio", "Checkbox",
-          "Button", "DownloadButton", "FileUploader", "Metric", "rehype-raw",
+          "Button", "DownloadButton", "FileUploader", "Metric", "Multiselect", "rehype-raw",
           "StreamlitSyntaxHighlighter")  # fmt: skip
 
 _SCRIPT = """<script>

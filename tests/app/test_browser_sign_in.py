@@ -252,8 +252,8 @@ def test_an_owner_and_an_analyst_sign_in_and_see_what_their_role_allows(
     # The analyst: every page they can open, every kind of preview, and a request.
     bob = sign_in(browser, team, "bob", analyst_seen)
     nav = bob.get_by_test_id("stSidebarNav")
-    analyst_pages = ["Home", "Datasets", "Mechanism explorer", "Query & release", "Budget", "Planner",
-                     "What does ε mean?", "Audit"]  # fmt: skip
+    analyst_pages = ["Home", "Datasets", "Mechanism explorer", "Query & release", "Synthetic table",
+                     "Budget", "Planner", "What does ε mean?", "Audit"]  # fmt: skip
     expect(nav.get_by_role("link")).to_have_text(analyst_pages)
     expect(bob.get_by_text("You are an analyst on this table")).to_be_visible()
     go(bob, "Query & release", "Simulated preview · spends no budget")
