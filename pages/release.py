@@ -16,7 +16,7 @@ import streamlit as st
 from dpdash.access import Action
 from dpdash.errors import DPDashError
 from dpdash.queries import KeyCounts, SelectionQuery
-from dpdash.wording import guarantee, protected_unit
+from dpdash.wording import guarantee
 from ui.access import guard_page
 from ui.blind_preview import analyst_numeric_preview, analyst_selection_preview
 from ui.checklist import mark_previewed
@@ -31,7 +31,7 @@ from ui.recent_releases import recent_releases
 from ui.release_choice import ReleaseChoice
 from ui.release_flow import release_controls, show_last_release, spend_figures
 from ui.requests import owner_requests, request_form, request_list, spending
-from ui.state import active_table, allowed, row_count
+from ui.state import active_table, allowed, table_caption
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
 
@@ -44,11 +44,7 @@ table = active_table()
 # The owner previews with the true values and releases; anyone else with this page (an analyst) previews
 # without them and requests. Each path checks the role again where it computes or spends (ui/state.py).
 owner = allowed(table, Action.RELEASE)
-rows = row_count(table)
-st.caption(
-    f"Table: **{md(table.name)}**{'' if rows is None else f' · {rows:,} rows'} · protects "
-    f"{md(protected_unit(table.facts.unit))}"
-)
+table_caption(table)
 if owner:
     record = registered_or_stop(table)
     if record is not None:

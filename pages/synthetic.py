@@ -17,12 +17,12 @@ import streamlit as st
 from dpdash.access import Action
 from dpdash.errors import DPDashError
 from dpdash.synthetic import DEFAULT_BINS, build_domain, rho_for
-from dpdash.wording import guarantee, protected_unit
+from dpdash.wording import guarantee
 from ui.access import guard_page
 from ui.ledger_session import registered_or_stop
 from ui.numbers import spent_text
 from ui.release_flow import event_figures
-from ui.state import active_table, allowed, row_count
+from ui.state import active_table, allowed, table_caption
 from ui.synthetic_preview import SIDE_BY_SIDE_ROWS, show_preview
 from ui.synthetic_release import earlier_releases, release_controls, show_released
 from ui.synthetic_setup import SyntheticChoice, kept_preview, planned_events, preview, real_rows
@@ -37,12 +37,8 @@ st.title("Synthetic table")
 guard_page(__file__)
 table = active_table()
 owner = allowed(table, Action.RELEASE)
-rows = row_count(table)
-st.caption(
-    f"Table: **{md(table.name)}**{'' if rows is None else f' · {rows:,} rows'} · protects "
-    f"{md(protected_unit(table.facts.unit))}. A table with these columns whose one- and two-way "
-    "distributions follow the real ones, safe to hand out: every row is drawn from noisy marginals."
-)
+table_caption(table, ". A table with these columns whose one- and two-way distributions follow the real "
+              "ones, safe to hand out: every row is drawn from noisy marginals.")
 record = registered_or_stop(table)
 earlier_releases(table, record)  # every session's, with their CSV where this app kept it
 

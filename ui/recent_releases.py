@@ -13,7 +13,7 @@ import streamlit as st
 
 from dpdash.access import Action
 from dpdash.errors import DPDashError
-from dpdash.ledger import RecordedRelease
+from dpdash.ledger import Dataset, RecordedRelease
 from dpdash.report import released_values
 from dpdash.rounding import published_figures
 from dpdash.wording import accuracy_words, mechanism_name
@@ -23,7 +23,7 @@ from ui.requests import released_table
 from ui.state import ActiveTable, allowed
 from ui.text import md
 
-__all__ = ["RECENT", "cost_text", "recent_releases"]
+__all__ = ["RECENT", "cost_text", "recent_releases", "table_releases"]
 
 #: How many of the newest releases are listed, each with its values.
 RECENT = 10
@@ -46,6 +46,19 @@ def _heading(made: RecordedRelease, mine: str | None) -> str:
     )
 
 
+def table_releases(record: Dataset | None, last: int | None = None) -> list[RecordedRelease]:
+    """The budget's releases from the ledger (``Ledger.releases``; the newest ``last``), or none with a
+    warning here when the ledger cannot be read."""
+    if record is None:
+        return []
+    try:
+        return ledger().releases(record, last=last)
+    except DPDashError as error:
+        st.warning(f"The table's releases cannot be read from the ledger: {md(error)}",
+                   icon=":material/warning:")  # fmt: skip
+        return []
+
+
 def recent_releases(table: ActiveTable) -> None:
     """The newest ``RECENT`` releases of the table's budget (newest first) in an expander, each with its
     values and their ±; nothing before a budget is set; a ledger that cannot be read is a warning here."""
@@ -53,11 +66,11 @@ def recent_releases(table: ActiveTable) -> None:
         return
     try:
         record = registered(table)
-        made = [] if record is None else ledger().releases(record, last=RECENT)
     except DPDashError as error:
         st.warning(f"The table's releases cannot be read from the ledger: {md(error)}",
                    icon=":material/warning:")  # fmt: skip
         return
+    made = table_releases(record, last=RECENT)
     if not made:
         return
     total = made[-1].number

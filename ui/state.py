@@ -424,3 +424,13 @@ def row_count(table: ActiveTable) -> int | None:
         return None
 
 
+def table_caption(table: ActiveTable, more: str = "") -> None:
+    """The page's line under its title: the table's name, its rows (owner only: ``row_count``) and whom
+    its budget protects, then ``more`` (Markdown, already escaped)."""
+    from dpdash.wording import protected_unit
+
+    rows = row_count(table)
+    st.caption(
+        f"Table: **{md(table.name)}**{'' if rows is None else f' · {rows:,} rows'} · protects "
+        f"{md(protected_unit(table.facts.unit))}{more}"
+    )

@@ -13,8 +13,8 @@ from dpdash.errors import DPDashError, LedgerError
 from dpdash.ledger import Dataset
 from dpdash.synthetic import Quality, SyntheticRelease
 from ui.guarded import record_release
-from ui.ledger_session import ledger
 from ui.numbers import left_text, spent_text
+from ui.recent_releases import table_releases
 from ui.state import ActiveTable, allowed, workspace
 from ui.synthetic_card import card_json, card_markdown
 from ui.synthetic_setup import SyntheticChoice, draw, kept_preview
@@ -125,12 +125,7 @@ def earlier_releases(table: ActiveTable, record: Dataset | None) -> None:
     each with its CSV where this app kept it. For those who may see releases (owners, analysts)."""
     if record is None or not allowed(table, Action.OPEN):
         return
-    try:
-        made = [r for r in ledger().releases(record) if (r.record or {}).get("kind") == "synthetic"]
-    except DPDashError as error:
-        st.warning(f"The table's releases cannot be read from the ledger: {md(error)}",
-                   icon=":material/warning:")  # fmt: skip
-        return
+    made = [r for r in table_releases(record) if (r.record or {}).get("kind") == "synthetic"]
     if not made:
         return
     with st.expander(f"Synthetic tables released from this table: {len(made)}", icon=":material/history:",
