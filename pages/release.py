@@ -22,7 +22,7 @@ from ui.blind_preview import analyst_numeric_preview, analyst_selection_preview
 from ui.checklist import mark_previewed
 from ui.guarded import evaluate
 from ui.key_preview import key_counts_preview
-from ui.ledger_session import registered_or_stop
+from ui.ledger_session import budget_set_or_stop, registered_or_stop
 from ui.mechanism_menus import KEY_MECHANISMS, NOISE_MECHANISMS, SELECTION_MECHANISMS, needs_delta
 from ui.numbers import left_text, spent_text
 from ui.previews import numeric_preview, report_caption, selection_preview
@@ -118,14 +118,7 @@ with st.container(border=True):
 
 # ---- the release: spends budget ---------------------------------------------------------------------
 st.subheader("Release" if owner else "Request a release")
-record = registered_or_stop(table)
-if record is None:
-    st.warning(
-        "Set this table's privacy budget on the **Data** page before releasing." if owner else
-        "An owner of this table has to set its privacy budget before releases can be requested.",
-        icon=":material/lock:",
-    )  # fmt: skip
-    st.stop()
+record = budget_set_or_stop(registered_or_stop(table), owner, "releases can be requested")
 
 spent_now, spent_after, fits, remaining_after = spend_figures(record, query, spent_by)
 st.markdown(

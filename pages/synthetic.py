@@ -19,7 +19,7 @@ from dpdash.errors import DPDashError
 from dpdash.synthetic import DEFAULT_BINS, build_domain, rho_for
 from dpdash.wording import guarantee
 from ui.access import guard_page
-from ui.ledger_session import registered_or_stop
+from ui.ledger_session import budget_set_or_stop, registered_or_stop
 from ui.numbers import spent_text
 from ui.release_flow import event_figures
 from ui.state import active_table, allowed, table_caption
@@ -103,13 +103,7 @@ with st.container(border=True):
 
 # ---- the release: spends budget ------------------------------------------------------------------------
 st.subheader("Release" if owner else "What a release costs")
-if record is None:
-    st.warning(
-        "Set this table's privacy budget on the **Data** page before releasing." if owner else
-        "An owner of this table has to set its privacy budget before a synthetic table can be released.",
-        icon=":material/lock:",
-    )  # fmt: skip
-    st.stop()
+record = budget_set_or_stop(record, owner, "a synthetic table can be released")
 try:
     spent_now, spent_after, fits, remaining_after = event_figures(record, events)
 except DPDashError as error:

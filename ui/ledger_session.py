@@ -20,6 +20,7 @@ from ui import auth
 from ui.text import md
 
 __all__ = [
+    "budget_set_or_stop",
     "ledger",
     "ledger_session",
     "ledger_session_uid",
@@ -78,6 +79,19 @@ def registered_or_stop(table: ActiveTable) -> Dataset | None:
     except DPDashError as error:
         st.error(f"The budget ledger cannot be read: {md(error)}", icon=":material/error:")
         st.stop()
+
+
+def budget_set_or_stop(record: Dataset | None, owner: bool, requested: str) -> Dataset:
+    """``record`` when the table has a budget; otherwise a warning that says who sets it, and the page ends
+    there. ``requested`` completes the analyst's sentence "…before <requested>"."""
+    if record is None:
+        st.warning(
+            "Set this table's privacy budget on the **Data** page before releasing." if owner else
+            f"An owner of this table has to set its privacy budget before {requested}.",
+            icon=":material/lock:",
+        )  # fmt: skip
+        st.stop()
+    return record
 
 
 def recorded_unit(table: ActiveTable) -> RecordedUnit | None:

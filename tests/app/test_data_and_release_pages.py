@@ -260,3 +260,14 @@ def test_a_bin_width_too_small_to_count_gets_a_message(app: AppTest) -> None:
     next(n for n in app.number_input if n.label == "Bin width").set_value(5e-324).run()
     assert not app.exception, [e.value for e in app.exception]
     assert any("more bins than can be counted" in w.value for w in app.warning), app.warning
+
+
+@pytest.mark.parametrize("page", ["pages/release.py", "pages/synthetic.py"])
+def test_without_a_budget_a_release_page_says_where_to_set_it(app: AppTest, page: str) -> None:
+    """Both release pages end at the same gate until the table has a budget: nothing to press, no traceback."""
+    app.switch_page(page).run()
+    assert not app.exception
+    assert [w.value.replace("\\", "") for w in app.warning] == [
+        "Set this table's privacy budget on the **Data** page before releasing."
+    ]
+    assert not [b for b in app.button if "release" in str(b.label).lower()]
