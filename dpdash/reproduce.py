@@ -86,12 +86,16 @@ class TableReproduction:
         return table
 
     def _spend(
-        self, ledger_path: str, session: str, draw: Callable[[], Any]
+        self,
+        ledger_path: str,
+        session: str,
+        draw: Callable[[], Any],
+        recorded: Callable[[], None] = lambda: None,
     ) -> tuple[Any, Dataset, BudgetStatus]:
         """(``draw()``'s release, the dataset, its status after the spend): the release drawn only once the
         ledger and the dataset's budget are found, then recorded in the ledger under a new session named
-        ``session``, all or nothing; refused (``Refused``) if the ledger or the budget is missing, or if it
-        does not fit."""
+        ``session``, all or nothing, and ``recorded()`` called at once; refused (``Refused``) if the ledger
+        or the budget is missing, or if it does not fit."""
         if "://" not in ledger_path and not Path(ledger_path).is_file():
             raise Refused(
                 f"there is no dpdash ledger at {ledger_path}; this release was spent from {self.ledger}: "
@@ -110,6 +114,7 @@ class TableReproduction:
                     ledger.spend_release(dataset, result, session=ledger.start_session(session))
                 except BudgetExceededError as error:
                     raise Refused(f"the budget is short: {error}") from error
+                recorded()
                 return result, dataset, ledger.status(dataset)
         except Refused:
             raise
@@ -217,8 +222,8 @@ class SyntheticReproduction(TableReproduction):
         """Draw the table anew on OS randomness, record it in the ledger at ``ledger_path`` (as ``_spend``:
         refused if the ledger or the budget is missing, or if it does not fit), and only then write its
         CSV to ``output`` (refused before anything is drawn if that file exists). The CSV is written
-        beside ``output`` first, so a spend is never left without its table; it is removed if the spend
-        is refused."""
+        beside ``output`` first and moved there as soon as the spend is recorded, so a spend is never left
+        without its table; it is removed if the spend is refused."""
         ledger_path, target = str(ledger_path), Path(output)
         if target.exists():
             raise Refused(f"{target} exists already: give another file for the synthetic table")
@@ -232,12 +237,18 @@ class SyntheticReproduction(TableReproduction):
                 raise Refused(f"cannot write the synthetic table to {target}: {error}") from error
             return drawn
 
+        spent: list[bool] = []
+
+        def put_in_place() -> None:  # the spend is recorded: from now on the table is kept, whatever happens
+            spent.append(True)
+            os.replace(partial, target)  # within one folder; if even this fails, the partial file stays
+
         try:
-            drawn, dataset, status = self._spend(ledger_path, session, draw)
+            drawn, dataset, status = self._spend(ledger_path, session, draw, put_in_place)
         except BaseException:
-            partial.unlink(missing_ok=True)
+            if not spent:
+                partial.unlink(missing_ok=True)  # a draw whose spend was refused: no file
             raise
-        os.replace(partial, target)
         self._spent(ledger_path, dataset, status)
         print(f"Synthetic table: {len(drawn.table)} rows, written to {target}")
         print(f"Guarantee: {drawn.guarantee}")

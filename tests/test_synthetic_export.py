@@ -24,6 +24,7 @@ from dpdash.datasets import PublicFacts
 from dpdash.ledger import Ledger, fingerprint
 from dpdash.loading import coerce_column, load_table
 from dpdash.markdown import md
+from dpdash.reproduce import beside
 from dpdash.synthetic import PREVIEW_SEED, rho_for, synthesize
 from dpdash.synthetic.mst import planned_events
 from dpdash.synthetic_export import (
@@ -130,6 +131,7 @@ def test_another_table_or_a_missing_ledger_is_refused_with_nothing_spent(made: d
     refusals = [
         (("other.csv", "--release"), "other.csv is not the table this release was made from"),
         (("people.csv", "--release", "--ledger", "missing.sqlite"), "there is no dpdash ledger at missing"),
+        (("people.csv", "--release", "--output", "people.csv"), "people.csv exists already"),
     ]
     for args, message in refusals:
         out = _run(made, *args)
@@ -215,3 +217,10 @@ def test_the_notebook_run_top_to_bottom_only_previews(made: dict[str, Any], kern
     assert "Released" not in printed
     assert {o["output_type"] for cell in outputs for o in cell} == {"stream"}  # no object's repr shown
     assert _ledger(made) == before and _files(made["dir"]) == files
+
+
+def test_the_csv_beside_the_table_never_replaces_a_file(tmp_path: Path) -> None:
+    table = tmp_path / "people.csv"
+    assert beside(table) == tmp_path / "people-synthetic.csv"
+    (tmp_path / "people-synthetic.csv").write_text("an earlier release")
+    assert beside(table) == tmp_path / "people-synthetic-2.csv"
