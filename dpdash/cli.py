@@ -3,6 +3,7 @@ release script.
 
     dpdash run [--port N] [--address HOST] [--ledger LOCATION] [--workspace DIR]
     dpdash reproduce reproduce_release.py TABLE_FILE [--ledger LOCATION] [--preview]
+    dpdash reproduce reproduce_synthetic.py TABLE_FILE [--release] [--ledger LOCATION] [--output FILE]
 
 ``run`` serves the app beside this library: the checkout's ``app.py`` when dpdash runs from a checkout
 (``make run``), else the copy a wheel installs as ``dpdash_app``. Streamlit's settings come from that app's
@@ -11,8 +12,8 @@ from (whose own ``.streamlit/secrets.toml`` still configures sign-in); the file 
 under a served app changes while it runs. ``--ledger`` and ``--workspace`` set ``DPDASH_LEDGER`` and
 ``DPDASH_WORKSPACE`` for the server.
 
-``reproduce`` runs a script downloaded from the Query & release page with this Python, so that it finds the
-dpdash it was made by; its own arguments pass through unchanged.
+``reproduce`` runs a script downloaded from the Query & release or Synthetic table page with this Python,
+so that it finds the dpdash it was made by; its own arguments pass through unchanged.
 """
 
 from __future__ import annotations
@@ -108,10 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--workspace", help="the folder that keeps loaded tables and facts ($DPDASH_WORKSPACE)")
     again = commands.add_parser(
         "reproduce",
-        help="run a downloaded reproduce_release.py with this dpdash",
-        description="Run a script downloaded from the Query & release page; its arguments follow it.",
+        help="run a downloaded reproduce_release.py or reproduce_synthetic.py with this dpdash",
+        description="Run a script downloaded from the Query & release or Synthetic table page; its "
+        "arguments follow it.",
     )
-    again.add_argument("script", help="the downloaded script (reproduce_release.py)")
+    again.add_argument("script", help="the downloaded script (reproduce_release.py, reproduce_synthetic.py)")
     again.add_argument("arguments", nargs=argparse.REMAINDER, help="the script's arguments: TABLE_FILE ...")
     return parser
 

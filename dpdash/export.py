@@ -216,6 +216,53 @@ def _coercions(coercions: Sequence[Sequence[str]]) -> list[list[str]]:
     return out
 
 
+def table_values(
+    identity: str,
+    fingerprint: str,
+    *,
+    coercions: Sequence[Sequence[str]],
+    lossy: bool,
+    table_name: str,
+    ledger: str | Path | None,
+) -> dict[str, object]:
+    """What every reproduction states about its table and ledger, checked, as plain data: ``LEDGER``
+    (``ledger``, or ``default_ledger_location()`` now; a URL without its password), ``TABLE_NAME``,
+    ``IDENTITY``, ``FINGERPRINT``, ``COERCIONS``, ``LOSSY`` (``dpdash.reproduce.TableReproduction``'s
+    fields).
+
+    Raises:
+        ParameterError, ParameterTypeError: a coercion kind that does not exist; arguments of wrong types.
+    """
+    if not isinstance(lossy, bool):
+        raise ParameterTypeError(f"lossy must be True or False, got lossy={lossy!r}")
+    if not isinstance(table_name, str):
+        raise ParameterTypeError(f"table_name must be a string, got {type(table_name).__name__}")
+    location = str(default_ledger_location() if ledger is None else ledger)
+    location = redact(location) if is_url(location) else str(Path(location).expanduser().resolve())
+    return {
+        "LEDGER": location,
+        "TABLE_NAME": table_name,
+        "IDENTITY": identity,
+        "FINGERPRINT": fingerprint,
+        "COERCIONS": _coercions(coercions),
+        "LOSSY": lossy,
+    }
+
+
+def script_text(
+    doc: str, body: str, names: Sequence[str], values: Mapping[str, object], *, python: str, script: str
+) -> str:
+    """A script: the comment line that says how to run it (``RUN``: ``python script TABLE_FILE``, the
+    table's name when it looks like a file), the fixed ``doc``, the constants ``names`` in that order as
+    inert literals (``literal``) of ``values`` and ``RUN``, and the fixed ``body``."""
+    table_name = str(values.get("TABLE_NAME", ""))
+    table_file = table_name if table_name and "." in table_name else "TABLE_FILE"
+    values = {**values, "RUN": shlex.join([str(python), script, table_file])}
+    constants = "\n".join(f"{name} = {literal(values[name], name.lower())}" for name in names)
+    run = "".join(ch if ch.isprintable() else "?" for ch in str(values["RUN"]))  # one comment line, inert
+    return f"# Run it with: {run}\n{doc}\n{constants}\n{body}"
+
+
 def reproduction_values(
     release: Release,
     *,
@@ -236,24 +283,16 @@ def reproduction_values(
             "the release must state its dataset_identity (the ledger key of its table) to be reproduced "
             "through the ledger; this record has none"
         )
-    if not isinstance(lossy, bool):
-        raise ParameterTypeError(f"lossy must be True or False, got lossy={lossy!r}")
-    if not isinstance(table_name, str):
-        raise ParameterTypeError(f"table_name must be a string, got {type(table_name).__name__}")
     budget = f"ε = {release.epsilon:g}" + (f", δ = {release.delta:g}" if release.delta else "")
     mechanism = _mechanism_name(release)
     allowed = OPTIONS.get(MECHANISMS[mechanism], ())
     first = release.pieces[0].parameters if release.pieces else {}
-    location = str(default_ledger_location() if ledger is None else ledger)
-    location = redact(location) if is_url(location) else str(Path(location).expanduser().resolve())
     return {
         "RELEASE": f"{release.query_name} with {release.mechanism}, {budget}",
-        "LEDGER": location,
-        "TABLE_NAME": table_name,
-        "IDENTITY": release.dataset_identity,
-        "FINGERPRINT": release.dataset_fingerprint,
-        "COERCIONS": _coercions(coercions),
-        "LOSSY": lossy,
+        **table_values(
+            release.dataset_identity, release.dataset_fingerprint, coercions=coercions, lossy=lossy,
+            table_name=table_name, ledger=ledger,
+        ),
         "QUERY": release.query,
         "MECHANISM": mechanism,
         "OPTIONS": {name: first[name] for name in allowed if name in first},
@@ -309,11 +348,8 @@ def release_script(
     values = reproduction_values(
         release, coercions=coercions, lossy=lossy, table_name=table_name, ledger=ledger
     )
-    table_file = table_name if table_name and "." in table_name else "TABLE_FILE"
-    values["RUN"] = shlex.join([str(python), "reproduce_release.py", table_file])
-    constants = "\n".join(f"{name} = {literal(values[name], name.lower())}" for name in SCRIPT_CONSTANTS)
-    run = "".join(ch if ch.isprintable() else "?" for ch in str(values["RUN"]))  # one comment line, inert
-    return f"# Run it with: {run}\n{_SCRIPT_DOC}\n{constants}\n{_SCRIPT_BODY}"
+    return script_text(_SCRIPT_DOC, _SCRIPT_BODY, SCRIPT_CONSTANTS, values, python=python,
+                       script="reproduce_release.py")  # fmt: skip
 
 
 # ---- the script's --preview ----------------------------------------------------------------------------

@@ -48,7 +48,7 @@ else:
     )'''
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
     """One public value in words, escaped: text in quotes, numbers as numbers."""
     if isinstance(value, str):
         return f"“{md(value)}”"
@@ -57,11 +57,12 @@ def _shown(value: object) -> str:
     return md(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def _listed(values: object) -> str:
+def listed(values: object) -> str:
+    """Values in words, escaped (``shown``): the first 40, then how many more."""
     items = list(values) if isinstance(values, list | tuple) else [values]
-    shown = ", ".join(_shown(v) for v in items[:_LISTED])
+    words = ", ".join(shown(v) for v in items[:_LISTED])
     more = len(items) - _LISTED
-    return shown + (f" and {more} more (all in the code below)" if more > 0 else "")
+    return words + (f" and {more} more (all in the code below)" if more > 0 else "")
 
 
 def _where(conditions: object) -> str:
@@ -70,9 +71,9 @@ def _where(conditions: object) -> str:
     parts = []
     for c in conditions:
         if isinstance(c, dict):
-            parts.append(f"{_shown(c.get('column'))} {md(c.get('op'))} {_listed(c.get('value'))}")
+            parts.append(f"{shown(c.get('column'))} {md(c.get('op'))} {listed(c.get('value'))}")
         else:
-            parts.append(_shown(c))
+            parts.append(shown(c))
     return "the rows where " + " and ".join(parts)
 
 
@@ -80,13 +81,13 @@ def _fact_line(key: str, value: Any) -> str:
     """One entry of the query's dict in words (any key the wording does not know is shown as data)."""
     if key == "bounds" and isinstance(value, list) and len(value) == 2:
         return (
-            f"Bounds (public): every value is clamped to [{_shown(value[0])}, {_shown(value[1])}] before "
+            f"Bounds (public): every value is clamped to [{shown(value[0])}, {shown(value[1])}] before "
             "the answer is computed."
         )
     if key == "group_bounds" and isinstance(value, list) and len(value) == 2:
         return (
-            f"Per-group bounds (public): a person touches at most {_shown(value[0])} groups with at most "
-            f"{_shown(value[1])} rows in each, enforced by the person id column."
+            f"Per-group bounds (public): a person touches at most {shown(value[0])} groups with at most "
+            f"{shown(value[1])} rows in each, enforced by the person id column."
         )
     words = {
         "column": "Column", "columns": "Columns", "by": "Grouped by", "categories": "Categories (public)",
@@ -98,10 +99,10 @@ def _fact_line(key: str, value: Any) -> str:
         return f"Rows counted: {_where(value)}."
     if key == "outside":
         said = {"other": "counted in an extra cell “(other)”", "drop": "left out"}
-        return f"Values outside the declared categories or bins: {said.get(value, _shown(value))}."
+        return f"Values outside the declared categories or bins: {said.get(value, shown(value))}."
     if key == "categories" and isinstance(value, list) and value and all(isinstance(v, list) for v in value):
-        return "Categories (public), per column: " + "; ".join(_listed(v) for v in value) + "."
-    return f"{words.get(key, md(key))}: {_listed(value)}."
+        return "Categories (public), per column: " + "; ".join(listed(v) for v in value) + "."
+    return f"{words.get(key, md(key))}: {listed(value)}."
 
 
 def _facts_markdown(query: dict[str, Any], facts: Facts) -> str:
@@ -128,7 +129,7 @@ def _step(step: str) -> str:
     try:
         return md(describe_postprocessing(step))
     except (DPDashError, KeyError, ValueError, TypeError):
-        return _shown(step)
+        return shown(step)
 
 
 def _mechanism_markdown(release: Release, facts: Facts) -> str:
@@ -155,7 +156,7 @@ def _mechanism_markdown(release: Release, facts: Facts) -> str:
     ]
     widths = accuracy.half_widths
     if widths:
-        lines += [f"- {_shown(str(label))}: ± {width:.4g}" for label, width in
+        lines += [f"- {shown(str(label))}: ± {width:.4g}" for label, width in
                   zip(release.labels[:_LISTED], widths, strict=False)]  # fmt: skip
         if len(release.labels) > _LISTED:
             lines.append(f"- and {len(release.labels) - _LISTED} more")
@@ -166,8 +167,9 @@ def _mechanism_markdown(release: Release, facts: Facts) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _load_markdown(coercions: Sequence[Sequence[str]], lossy: bool) -> str:
-    changes = "; ".join(f"{_shown(column)} to {md(kind)}" for column, kind in coercions)
+def load_markdown(coercions: Sequence[Sequence[str]], lossy: bool) -> str:
+    """Section 3 of a reproduction notebook: how the table is loaded and checked."""
+    changes = "; ".join(f"{shown(column)} to {md(kind)}" for column, kind in coercions)
     lines = [
         "## 3. Load the table and check it is the same one",
         "",
@@ -217,7 +219,7 @@ def release_notebook(
     )
     intro = (
         f"# Reproduce a dpdash release: {md(values['RELEASE'])}\n\n"
-        f"## 1. What this is\n\nA release made with dpdash from the table {_shown(table_name)}. This "
+        f"## 1. What this is\n\nA release made with dpdash from the table {shown(table_name)}. This "
         "notebook explains each step and makes the same query again, with **new noise**: the same query "
         "again spends privacy budget again, and the two results together reveal more than either.\n\n"
         "Run it from the top. As downloaded (`RELEASE = False`) it only **previews**: simulated values that "
@@ -239,7 +241,7 @@ def release_notebook(
         ("code", settings),
         ("markdown", _facts_markdown(release.query, facts)),
         ("code", _REPRODUCTION_CODE.format(fields=fields)),
-        ("markdown", _load_markdown(values["COERCIONS"], lossy)),  # type: ignore[arg-type]
+        ("markdown", load_markdown(values["COERCIONS"], lossy)),  # type: ignore[arg-type]
         ("code", _LOAD_CODE),
         ("markdown", _mechanism_markdown(release, facts)),
         ("markdown", preview),
@@ -247,6 +249,12 @@ def release_notebook(
         ("markdown", release_md),
         ("code", _RELEASE_CODE),
     ]
+    return notebook_json(cells)
+
+
+def notebook_json(cells: Sequence[tuple[str, str]]) -> str:
+    """An nbformat 4.5 notebook of ``cells`` (kind, source), as JSON text that holds no ``<``, ``>`` or
+    ``&`` (so no ``</script>`` wherever the file is embedded)."""
     notebook = {
         "cells": [_cell(kind, source, i) for i, (kind, source) in enumerate(cells)],
         "metadata": {

@@ -10,8 +10,9 @@ rounded to the decimals shown).
 
 Shell: every command is a line starting with ``$ `` in a ```console block (the one convention; ```bash and
 ```sh blocks are refused). Each command is either run after the file's Python blocks, in the same folder
-(``python reproduce_release.py …``, ``dpdash reproduce …``, ``dpdash --help``), or, when it cannot run
-inside the suite, checked without running it: ``make`` targets and variables exist in the Makefile,
+(``python reproduce_release.py …``, ``python reproduce_synthetic.py …``, ``dpdash reproduce …``,
+``dpdash --help``), or, when it cannot run inside the suite, checked without running it: ``make``
+targets and variables exist in the Makefile,
 ``dpdash run`` flags parse with dpdash.cli's own parser, ``pip install`` extras exist in pyproject.toml,
 ``streamlit run`` options are Streamlit settings, ``python -m …postgres_setup`` flags are in its
 ``--help``, and every environment variable set in front of a command is read by the code.
@@ -307,7 +308,8 @@ def classify(command: Command) -> tuple[str, Any]:
         return "check", _check_postgres_setup
     if head == ["dpdash", "reproduce"] and not _makes_a_script(command.block.path):
         return "check", _check_dpdash_reproduce  # no script in this file's folder to run it on
-    if head == ["python", "reproduce_release.py"] or head in (["dpdash", "reproduce"], ["dpdash", "--help"]):
+    scripts = (["python", "reproduce_release.py"], ["python", "reproduce_synthetic.py"])
+    if head in scripts or head in (["dpdash", "reproduce"], ["dpdash", "--help"]):
         return "run", _run_script
     raise AssertionError(f"a command in {command.where} that no test runs: {command.text}")
 

@@ -72,7 +72,8 @@ def _shape(tree: ast.Module) -> str:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
             node.value = ast.Constant(None)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Reproduction":
+        called = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
+        if called.endswith("Reproduction"):  # Reproduction, SyntheticReproduction
             for keyword in node.keywords:
                 keyword.value = ast.Constant(None)
     return ast.dump(tree)

@@ -1,5 +1,6 @@
 """The owner's release of a synthetic table (the confirmation that states the cost and what remains, the
-draw, its one ledger transaction) and the released table with its downloads; the table's earlier
+draw, its one ledger transaction) and the released table with its downloads (CSV, Parquet, data card, and
+the script and notebook that draw it again, ``ui.synthetic_downloads``); the table's earlier
 synthetic releases for everyone who may see its releases (owners and analysts)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ui.numbers import left_text, spent_text
 from ui.recent_releases import table_releases
 from ui.state import ActiveTable, allowed, workspace
 from ui.synthetic_card import card_json, card_markdown
+from ui.synthetic_downloads import SOURCE, offer_reproduction, source_of
 from ui.synthetic_setup import SyntheticChoice, draw, kept_preview
 from ui.text import md
 
@@ -76,6 +78,7 @@ def release_controls(
             st.session_state.pop(_PENDING, None)
             previewed = kept_preview(table, choice)
             st.session_state[_LAST] = (drawn, None if previewed is None else previewed[1])
+            st.session_state[SOURCE] = source_of(table)
             try:
                 workspace().store_synthetic(table.identity, drawn.to_csv())
             except DPDashError as error:  # shown with the released table, after the rerun
@@ -118,6 +121,7 @@ def show_released(table: ActiveTable) -> None:
         card_js.download_button("Data card (JSON)", card_json(released, quality), "synthetic-card.json",
                                 "application/json", key="synthetic_download_card_json",
                                 on_click="ignore")  # fmt: skip
+        offer_reproduction(table, released)
 
 
 def earlier_releases(table: ActiveTable, record: Dataset | None) -> None:

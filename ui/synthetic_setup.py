@@ -18,6 +18,7 @@ from dpdash.accounting.events import PrivacyEvent
 from dpdash.datasets import PublicFacts
 from dpdash.synthetic import Quality, SyntheticDomain, SyntheticRelease, quality, rho_for, synthesize
 from dpdash.synthetic.mst import planned_events as mst_plan
+from dpdash.synthetic.synthesize import PREVIEW_SEED
 from ui.roles import check, dataset_ref
 from ui.state import ActiveTable
 
@@ -26,8 +27,6 @@ __all__ = [
     "synthesizable",
 ]  # fmt: skip
 
-#: The preview's seed: the same choices give the same preview (the release draws anew on OS randomness).
-PREVIEW_SEED = 20_240_601
 _PREVIEWS = "synthetic_previews"
 _PREVIEWS_KEPT = 4
 

@@ -22,11 +22,12 @@ from dpdash.synthetic.domain import DEFAULT_BINS, SyntheticColumn, SyntheticDoma
 from dpdash.synthetic.measure import Measurement, Selection, rho_for
 from dpdash.synthetic.quality import Quality, quality, tvd
 from dpdash.synthetic.record import SyntheticRelease, table_fingerprint
-from dpdash.synthetic.synthesize import METHODS, synthesize
+from dpdash.synthetic.synthesize import METHODS, PREVIEW_SEED, synthesize
 
 __all__ = [
     "DEFAULT_BINS",
     "METHODS",
+    "PREVIEW_SEED",
     "Measurement",
     "Quality",
     "Selection",

@@ -132,6 +132,20 @@ class SyntheticDomain:
         """Every row's cell in every column (−1 for missing). NOT PRIVATE: for quality figures only."""
         return pd.DataFrame({c.name: c.codes(df[c.name]) for c in self.columns}, index=df.index)
 
+    def facts(self) -> PublicFacts:
+        """Declared facts that give back this domain: ``build_domain(d.facts(), d.names, bins=d.edges())``
+        is ``d`` (each numeric column's bounds are its outer bin edges)."""
+        return PublicFacts(
+            bounds={c.name: (c.bins.edges[0], c.bins.edges[-1]) for c in self.columns if c.bins is not None},
+            categories={c.name: c.categories or () for c in self.columns if c.bins is None},
+            unit=self.unit,
+            group_bounds=dict(self.group_bounds),
+        )
+
+    def edges(self) -> dict[str, list[float]]:
+        """Each numeric column's bin edges."""
+        return {c.name: list(c.bins.edges) for c in self.columns if c.bins is not None}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "columns": [c.to_dict() for c in self.columns],

@@ -34,9 +34,12 @@ from dpdash.synthetic.model import sample_codes, sample_tree
 from dpdash.synthetic.mst import mst
 from dpdash.synthetic.record import SyntheticRelease
 
-__all__ = ["METHODS", "synthesize"]
+__all__ = ["METHODS", "PREVIEW_SEED", "synthesize"]
 
 METHODS = ("mst", "aim")
+#: The seed of the owner's previews (the app's and a downloaded script's): the same choices on the same
+#: table give the same preview. A release takes no seed: it draws anew on OS randomness.
+PREVIEW_SEED = 20_240_601
 
 
 def synthesize(

@@ -103,6 +103,11 @@ def test_an_owner_previews_for_free_then_releases_once_with_the_downloads(
 
     downloads = {b.proto.label: b for b in app.get("download_button")}
     assert {"CSV", "Parquet", "Data card (Markdown)", "Data card (JSON)"} <= set(downloads)
+    # The script and the notebook that draw it again through this ledger, with the commands to run.
+    assert {"Python script (dpdash)", "Jupyter notebook"} <= set(downloads)
+    run = next(c.value for c in app.code if "reproduce_synthetic.py" in c.value).splitlines()
+    assert run[0].endswith("reproduce_synthetic.py TABLE_FILE") and run[1] == run[0] + " --release"
+    assert "spending from this ledger" in _text(app) and str(tmp_path / "ledger.sqlite") in _text(app)
     csv = downloads["CSV"].proto
     assert csv.label == "CSV" and pd.read_csv(io.BytesIO(released.to_csv())).shape == released.table.shape
     assert app.checkbox(key="synthetic_card_quality").value is False

@@ -8,7 +8,7 @@ import pytest
 
 from dpdash.datasets import PublicFacts
 from dpdash.errors import ParameterError
-from dpdash.facts import Bins, Facts
+from dpdash.facts import Bins, Facts, GroupBounds
 from dpdash.queries import ContingencyTable, Histogram
 from dpdash.synthetic import build_domain
 from tests.synthetic.helpers import COLOURS, ID, facts
@@ -76,3 +76,17 @@ def test_too_many_cells_in_a_pair() -> None:
     many = PublicFacts(categories={"a": [str(i) for i in range(200)], "b": [str(i) for i in range(60)]})
     with pytest.raises(ParameterError, match="at most 10000"):
         build_domain(many, ["a", "b"])
+
+
+def test_the_declared_facts_of_a_domain_give_it_back() -> None:
+    """What a reproduction script rebuilds: the facts (bounds = outer edges) and edges give the same domain,
+    its unit and per-group bounds included, for declared and equal-width bins alike."""
+    declared = PublicFacts(
+        bounds={"size": (0, 100)}, categories={"colour": list(COLOURS)},
+        unit=Facts(rows_per_person=4, id_column=ID), group_bounds={"colour": (1, 2)},
+    )  # fmt: skip
+    for bins in (7, {"size": [0, 10, 55, 100]}):
+        domain = build_domain(declared, ["size", "colour"], bins=bins)
+        again = build_domain(domain.facts(), list(domain.names), bins=domain.edges())
+        assert again == domain and again.group_bounds == {"colour": GroupBounds(1, 2)}
+    assert domain.edges() == {"size": [0.0, 10.0, 55.0, 100.0]}
