@@ -264,7 +264,7 @@ def test_a_bin_width_too_small_to_count_gets_a_message(app: AppTest) -> None:
 
 @pytest.mark.parametrize("page", ["pages/release.py", "pages/synthetic.py"])
 def test_without_a_budget_a_release_page_says_where_to_set_it(app: AppTest, page: str) -> None:
-    """Both release pages end at the same gate until the table has a budget: nothing to press, no traceback."""
+    """Both release pages end at the same gate until the table has a budget: nothing to press."""
     app.switch_page(page).run()
     assert not app.exception
     assert [w.value.replace("\\", "") for w in app.warning] == [
