@@ -115,5 +115,5 @@ def test_a_bad_workload_is_refused_clearly(df: pd.DataFrame, workload: object, m
 def test_a_workload_whose_model_is_too_large_is_refused() -> None:
     domain = build_domain(facts(), COLUMNS)
     assert check_workload(domain, [("shape", "colour"), ("colour", "shape")]) == (("colour", "shape"),)
-    with pytest.raises(ParameterError, match="over the limit of 0.0005 MB"):
+    with pytest.raises(ParameterError, match=r"over the limit of 0\.0005 MB"):
         check_workload(domain, WORKLOAD, max_model_size=0.0005)
