@@ -136,6 +136,14 @@ def aim(
     candidates = [r for r in closure if weights[r] > 0]
     model = _SlotModel(domain, closure)
 
+    known: dict[tuple[frozenset[tuple[str, ...]], tuple[str, ...]], float] = {}
+
+    def sized(measured: list[tuple[str, ...]], r: tuple[str, ...]) -> float:
+        key = (frozenset(measured), r)  # the same cliques from round to round: one junction tree each
+        if key not in known:
+            known[key] = model_size(domain, [*measured, r])
+        return known[key]
+
     measurements = [measure(domain, (c,), counts((c,)), rho_m, rng) for c in names]
     used = math.fsum(m.rho for m in measurements)
     fit = model.fit(measurements, ITERATIONS)
@@ -148,8 +156,7 @@ def aim(
         size_limit = max_model_size * (used + rho_m + rho_s) / rho
         measured = list(dict.fromkeys(m.clique for m in measurements))
         covered = {(c,) for c in names} | set(measured)
-        allowed = [r for r in candidates
-                   if r in covered or model_size(domain, [*measured, r]) <= size_limit]  # fmt: skip
+        allowed = [r for r in candidates if r in covered or sized(measured, r) <= size_limit]
         sigma = {r: planned(domain, r, rho_m).sigma for r in allowed}
         estimates = {r: fit.project(r) for r in allowed}
         utilities = np.array([
