@@ -16,7 +16,7 @@ import streamlit as st
 
 from dpdash.access import Action
 from dpdash.errors import DPDashError
-from dpdash.synthetic import DEFAULT_BINS, build_domain, rho_for
+from dpdash.synthetic import DEFAULT_BINS, build_domain
 from dpdash.wording import guarantee
 from ui.access import guard_page
 from ui.ledger_session import budget_set_or_stop, registered_or_stop
@@ -25,13 +25,19 @@ from ui.release_flow import event_figures
 from ui.state import active_table, allowed, table_caption
 from ui.synthetic_preview import SIDE_BY_SIDE_ROWS, show_preview
 from ui.synthetic_release import earlier_releases, release_controls, show_released
-from ui.synthetic_setup import SyntheticChoice, kept_preview, planned_events, preview, real_rows
+from ui.synthetic_setup import (
+    METHODS,
+    SyntheticChoice,
+    kept_preview,
+    method_caption,
+    pair_options,
+    planned_events,
+    preview,
+    real_rows,
+)
 from ui.synthetic_setup import synthesizable as synthesizable_columns
 from ui.text import md, show_guarantee
 from ui.widgets import delta_control, epsilon_control, table_epsilon_default
-
-#: The methods offered; AIM waits for the core (``dpdash.synthesize`` refuses ``method="aim"`` for now).
-METHODS = {"MST (maximum spanning tree of pairs)": "mst"}
 
 st.title("Synthetic table")
 guard_page(__file__)
@@ -58,7 +64,13 @@ with left:
         help="From the declared public facts: categories, or bounds cut into bins.",
     )  # fmt: skip
     method_label = st.selectbox("Method", list(METHODS), key="synthetic_method",
-                                help="AIM (a workload of chosen pairs) is not available yet.")  # fmt: skip
+                                help="MST keeps a tree of pairs it chooses; AIM spends its budget on the "
+                                "pairs you choose below, measuring again the worst fitted.")  # fmt: skip
+    options = pair_options(tuple(columns))
+    workload = tuple(options[p] for p in st.multiselect(
+        "Pairs of columns to keep (AIM's workload)", list(options), key="synthetic_workload",
+        help="The two-way distributions the synthetic table should follow best.",
+    )) if METHODS[method_label] == "aim" else ()  # fmt: skip
     bins = int(st.number_input("Bins per numeric column (over its declared bounds)", min_value=2,
                                max_value=64, value=DEFAULT_BINS, step=1, key="synthetic_bins"))  # fmt: skip
 with right:
@@ -69,21 +81,17 @@ if not columns:
     st.stop()
 if epsilon is None:
     st.stop()
-choice = SyntheticChoice(tuple(columns), METHODS[method_label], bins, epsilon, delta)
+choice = SyntheticChoice(tuple(columns), METHODS[method_label], bins, epsilon, delta, workload)
+if choice.method == "aim" and not workload:
+    st.info("Choose at least one pair of columns for AIM to keep.", icon=":material/info:")
+    st.stop()
 try:
     domain = build_domain(table.facts, list(columns), bins=bins)
-    events = planned_events(domain, epsilon, delta)
+    events = planned_events(domain, epsilon, delta, choice.method, workload)
 except DPDashError as error:
     st.error(md(error), icon=":material/error:")
     st.stop()
-pairs = len(columns) - 1
-st.caption(
-    f"MST at ρ = {rho_for(epsilon, delta):.6g}-zCDP (the largest ρ whose (ε, δ) fits yours): "
-    f"{len(columns)} one-way marginal{'s' * (len(columns) > 1)}"
-    + (f", {pairs} choice{'s' * (pairs > 1)} of a pair and {pairs} two-way marginal{'s' * (pairs > 1)}"
-       if pairs else "")
-    + ", each measured with discrete Gaussian noise in the table's engine."
-)  # fmt: skip
+st.caption(method_caption(choice))
 
 # ---- the preview: simulated, free, the owner's ---------------------------------------------------------
 with st.container(border=True):

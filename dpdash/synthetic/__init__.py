@@ -1,10 +1,12 @@
-"""Private synthetic tables: MST (McKenna, Miklau & Sheldon 2021) on marginals measured where the table
-lives, with dpdash's own exact mechanisms and events, estimated and sampled with Private-PGM (``mbi``).
+"""Private synthetic tables: MST (McKenna, Miklau & Sheldon 2021), or AIM (McKenna et al. 2022) for a
+workload of column pairs, on marginals measured where the table lives, with dpdash's own exact mechanisms
+and events, estimated and sampled with Private-PGM (``mbi``).
 
 The API (what a page builds on):
 
-- ``synthesize(data, facts, epsilon=, delta=, method="mst", rows=None, rng=None, identity=None,
-  columns=None, bins=16)`` → ``SyntheticRelease`` (module ``synthesize``). ``rng`` given: a seeded preview
+- ``synthesize(data, facts, epsilon=, delta=, method="mst", workload=(), rows=None, rng=None,
+  identity=None, columns=None, bins=16)`` → ``SyntheticRelease`` (module ``synthesize``; AIM in module
+  ``aim``, with ``workload=[(a, b), ...]``). ``rng`` given: a seeded preview
   for the data owner, not release-grade, spends nothing; ``rng=None``: a release, to be recorded with
   ``Ledger.spend_release(dataset, synthetic)`` (all its events in one transaction with its record)
   before the table is handed out.

@@ -28,10 +28,11 @@ from dpdash import _validation as check
 from dpdash.datasets import PublicFacts
 from dpdash.engines.sources import Source
 from dpdash.errors import ParameterError, ParameterTypeError
+from dpdash.synthetic.aim import AIMResult, aim, check_workload
 from dpdash.synthetic.domain import DEFAULT_BINS, SyntheticDomain, build_domain
 from dpdash.synthetic.measure import rho_for, true_counts
 from dpdash.synthetic.model import sample_codes, sample_tree
-from dpdash.synthetic.mst import mst
+from dpdash.synthetic.mst import MSTResult, mst
 from dpdash.synthetic.record import SyntheticRelease
 
 __all__ = ["METHODS", "PREVIEW_SEED", "synthesize"]
@@ -64,8 +65,8 @@ def synthesize(
         facts: the declared public facts: each column's bounds or categories, the unit of privacy.
         epsilon, delta: the target (ε, δ); the release is ρ-zCDP for the largest ρ that fits
             (``rho_for``), and its events compose to that ρ under the zCDP accountant.
-        method: ``"mst"`` (McKenna et al. 2021). ``"aim"`` is not available yet.
-        workload: column pairs the owner cares about (for ``"aim"``).
+        method: ``"mst"`` (McKenna et al. 2021) or ``"aim"`` (McKenna et al. 2022, for ``workload``).
+        workload: the column pairs the owner cares about, for ``"aim"`` (at least one; MST takes none).
         rows: how many rows to draw; default the model's noisy total (the noisy count of rows).
         rng: a seed or numpy Generator for a preview (fast, seeded, not release-grade); None for a release.
         identity: the dataset identity the budget is kept under (as ``release()``); computed when None.
@@ -74,7 +75,7 @@ def synthesize(
 
     Raises:
         ParameterError: bad parameters, a column without declared facts, an unknown method, a table with
-            no rows.
+            no rows, a bad workload (``dpdash.synthetic.aim.check_workload``).
         ParameterTypeError: arguments of the wrong type.
     """
     started = time.perf_counter()
@@ -82,9 +83,7 @@ def synthesize(
     delta = check.open_unit(delta, "delta")
     method = check.one_of(method, "method", METHODS)
     pairs = _workload(workload)
-    if method == "aim":
-        raise ParameterError("method='aim' is not available yet; use method='mst'")
-    if pairs:
+    if method == "mst" and pairs:
         raise ParameterError(
             "workload is for method='aim'; MST chooses its pairs itself: leave workload empty"
         )
@@ -100,23 +99,29 @@ def synthesize(
         raise ParameterError(f"the columns {missing} are not in the table; its columns: {list(available)}")
     if rows is not None:
         rows = check.positive_int(rows, "rows")
+    if method == "aim":
+        pairs = check_workload(domain, pairs)
     fingerprint, identity = _identity(data, identity)
 
     counter = _Counter(domain, data)
     rho = rho_for(epsilon, delta)
-    result = mst(domain, counter, rho, generator)
+    result: MSTResult | AIMResult
+    if method == "aim":
+        result = aim(domain, counter, rho, pairs, generator)
+    else:
+        result = mst(domain, counter, rho, generator)
     if isinstance(data, Source):
         data.check_unchanged()
     drawn = rows if rows is not None else max(1, round(result.fit.total))
     edges = [s.candidates[s.chosen] for s in result.selections]
-    if edges:
+    if isinstance(result, MSTResult) and edges:
         codes = sample_tree(result.fit, edges, drawn, generator)
     else:
         codes = sample_codes(result.fit, drawn, generator)
     values = generator if generator is not None else np.random.default_rng()
+    expand = result.compression.expand if isinstance(result, MSTResult) else (lambda _, x, __: x)
     table = pd.DataFrame({
-        c.name: c.values(result.compression.expand(c.name, codes[c.name], values), values).to_numpy()
-        for c in domain.columns
+        c.name: c.values(expand(c.name, codes[c.name], values), values).to_numpy() for c in domain.columns
     })  # fmt: skip
     events = [e for m in result.measurements for e in m.events(delta)]
     events += [e for s in result.selections for e in s.events()]

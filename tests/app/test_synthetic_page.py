@@ -136,6 +136,37 @@ def test_a_release_that_does_not_fit_is_refused_with_the_usual_message(app: AppT
     assert not [b for b in app.button if b.key == "synthetic_release_button"]
 
 
+@pytest.mark.slow
+def test_an_owner_chooses_aim_and_its_pairs_previews_and_releases(app: AppTest, tmp_path: Path) -> None:
+    app.multiselect(key="synthetic_columns").set_value(COLUMNS).run()
+    app.select_slider(key="synthetic_epsilon_slider").set_value(0.5).run()
+    app.selectbox(key="synthetic_method").set_value("AIM (adaptive, for the pairs you choose)").run()
+    assert "Choose at least one pair of columns for AIM" in "\n".join(i.value for i in app.info)
+    pairs = app.multiselect(key="synthetic_workload")
+    assert pairs.options == ["sex × diabetes", "sex × age", "diabetes × age"]
+    pairs.set_value(["diabetes × age"]).run()
+    assert not app.exception and not app.error, [e.value for e in [*app.exception, *app.error]]
+    text = _text(app)
+    assert "AIM at ρ = " in text and "your 1 pair" in text and "until ρ is spent exactly" in text
+    app.button(key="synthetic_preview_button").click().run()
+    assert not app.exception and not app.error, [e.value for e in [*app.exception, *app.error]]
+    (preview, _), = app.session_state["synthetic_previews"].values()
+    assert preview.method == "aim" and preview.workload == (("diabetes", "age"),)
+    app.button(key="synthetic_release_button").click().run()
+    app.button(key="synthetic_release_confirm").click().run()
+    assert not app.exception and not app.error, [e.value for e in [*app.exception, *app.error]]
+    released, _ = app.session_state["synthetic_last"]
+    ledger, ds = _ledger(tmp_path)
+    assert [e.to_dict() for e in ledger.events(ds)] == [e.to_dict() for e in released.privacy_events()]
+    assert released.method == "aim" and ledger.releases(ds)[0].record["method"] == "aim"
+    # The cost stated before the release (its one-way events and one for the rounds) is what it spent.
+    from dpdash.accounting import get_accountant
+
+    planned = planned_events(released.domain, 0.5, 1e-6, "aim", (("diabetes", "age"),))
+    stated = get_accountant(ds.accountant).epsilon(planned, ds.budget.delta)  # type: ignore[attr-defined]
+    assert ledger.spent(ds).epsilon == pytest.approx(stated, rel=1e-9)
+
+
 def test_an_analyst_sees_the_cost_but_cannot_preview(served: dict[str, object]) -> None:  # noqa: F811
     at = as_person("bob@example.org")
     at.switch_page("pages/synthetic.py").run()

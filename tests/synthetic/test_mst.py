@@ -75,7 +75,7 @@ def test_default_columns_leave_out_the_id_column(df: pd.DataFrame) -> None:
     ("kwargs", "error", "message"),
     [
         ({"method": "gan"}, ParameterError, "method"),
-        ({"method": "aim"}, ParameterError, "not available yet"),
+        ({"method": "aim"}, ParameterError, "needs a workload"),
         ({"workload": [("colour", "shape")]}, ParameterError, "workload is for method='aim'"),
         ({"epsilon": -1.0}, ParameterError, "epsilon"),
         ({"delta": 0.0}, ParameterError, "delta"),
