@@ -184,8 +184,8 @@ class SyntheticReproduction(TableReproduction):
     """A synthetic table to draw again (the fields are its record's, see
     ``dpdash.synthetic_export.synthetic_script``): ``dpdash.synthesize`` with the same columns, declared
     facts (``facts``, as ``dpdash.workspace.facts_to_dict`` writes them), bins (``bins``: column → edges),
-    method, ε, δ and ``rows``. ``preview`` draws with numpy seeded by ``seed``; ``spend`` on OS
-    randomness."""
+    method (and AIM's ``workload`` of column pairs), ε, δ and ``rows``. ``preview`` draws with numpy
+    seeded by ``seed``; ``spend`` on OS randomness."""
 
     method: str
     columns: Sequence[str]
@@ -195,11 +195,13 @@ class SyntheticReproduction(TableReproduction):
     delta: float
     rows: int
     seed: int
+    workload: Sequence[Sequence[str]] = ()
 
     def _synthesize(self, table: pd.DataFrame, rng: int | None) -> SyntheticRelease:
         return synthesize(
             table, facts_from_dict(self.facts), epsilon=self.epsilon, delta=self.delta, method=self.method,
             rows=self.rows, rng=rng, identity=self.identity, columns=list(self.columns), bins=self.bins,
+            workload=[tuple(pair) for pair in self.workload],
         )  # fmt: skip
 
     def preview(self, table: pd.DataFrame, *, shown: int = 10) -> SyntheticRelease:

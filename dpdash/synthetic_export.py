@@ -40,7 +40,7 @@ SYNTHETIC_NOTEBOOK = "reproduce_synthetic.ipynb"
 #: The constants every synthetic script defines, in order.
 SYNTHETIC_CONSTANTS = (
     "RELEASE", "RUN", "LEDGER", "TABLE_NAME", "IDENTITY", "FINGERPRINT", "COERCIONS", "LOSSY", "METHOD",
-    "COLUMNS", "FACTS", "BINS", "EPSILON", "DELTA", "ROWS", "SEED",
+    "WORKLOAD", "COLUMNS", "FACTS", "BINS", "EPSILON", "DELTA", "ROWS", "SEED",
 )  # fmt: skip
 
 # The script's code around its constants: fixed text, with no user text in it.
@@ -78,7 +78,8 @@ from dpdash.reproduce import SyntheticReproduction, beside
 _SCRIPT_BODY = f'''
 REPRODUCTION = SyntheticReproduction(
     release=RELEASE, ledger=LEDGER, table_name=TABLE_NAME, identity=IDENTITY, fingerprint=FINGERPRINT,
-    coercions=COERCIONS, lossy=LOSSY, method=METHOD, columns=COLUMNS, facts=FACTS, bins=BINS,
+    coercions=COERCIONS, lossy=LOSSY, method=METHOD, workload=WORKLOAD, columns=COLUMNS, facts=FACTS,
+    bins=BINS,
     epsilon=EPSILON, delta=DELTA, rows=ROWS, seed=SEED,
 )
 
@@ -140,6 +141,7 @@ def synthetic_values(
             table_name=table_name, ledger=ledger,
         ),
         "METHOD": check.one_of(synthetic.method, "method", METHODS),
+        "WORKLOAD": [list(pair) for pair in synthetic.workload],
         "COLUMNS": list(domain.names),
         "FACTS": facts_to_dict(domain.facts()),
         "BINS": domain.edges(),
@@ -231,16 +233,29 @@ def _facts_markdown(synthetic: SyntheticRelease) -> str:
     return "\n".join(lines)
 
 
+#: What each method does, in the notebook's words ({pairs}: the AIM workload, already shown as text).
+_METHOD_TEXT = {
+    "mst": "**MST** (McKenna, Miklau & Sheldon 2021): every one-way marginal, then the pairs chosen by the "
+           "exponential mechanism along a maximum spanning tree, measured with discrete Gaussian noise "
+           "({marginals} marginals in the release), a model fitted to them, and {rows:,} rows drawn from it.",
+    "aim": "**AIM** (McKenna, Mullins, Sheldon & Miklau 2022) for the workload {pairs}: every one-way "
+           "marginal, then rounds that each choose, by the exponential mechanism, the workload marginal the "
+           "model gets most wrong, measure it with discrete Gaussian noise and fit the model again, with the "
+           "noise halved when a round gains little, until the budget is spent ({marginals} marginals in the "
+           "release); then {rows:,} rows drawn from the model.",
+}  # fmt: skip
+
+
 def _method_markdown(synthetic: SyntheticRelease) -> str:
     plain = md(guarantee(synthetic.domain.unit, synthetic.epsilon, synthetic.delta).plain)
     marginals = len(synthetic.measurements)
     return "\n".join([
         "## 4. The method, ε and δ",
         "",
-        f"**{md(synthetic.method.upper())}** (McKenna, Miklau & Sheldon 2021): every one-way marginal, then "
-        "the pairs chosen by the exponential mechanism along a maximum spanning tree, measured with discrete "
-        f"Gaussian noise ({marginals} marginals in the release), a model fitted to them, and "
-        f"{len(synthetic.table):,} rows drawn from it.",
+        _METHOD_TEXT[synthetic.method].format(
+            marginals=marginals, rows=len(synthetic.table),
+            pairs=", ".join(" × ".join(shown(c) for c in pair) for pair in synthetic.workload),
+        ),
         "",
         f"**Privacy:** {md(synthetic.guarantee)}. Here: {plain}",
     ])  # fmt: skip

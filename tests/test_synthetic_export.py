@@ -224,3 +224,22 @@ def test_the_csv_beside_the_table_never_replaces_a_file(tmp_path: Path) -> None:
     assert beside(table) == tmp_path / "people-synthetic.csv"
     (tmp_path / "people-synthetic.csv").write_text("an earlier release")
     assert beside(table) == tmp_path / "people-synthetic-2.csv"
+
+
+def test_an_aim_release_is_drawn_again_with_its_workload(made: dict[str, Any]) -> None:
+    """The script and notebook of an AIM release carry its workload: the script's preview is the app's seeded
+    AIM draw for that workload, and the notebook names the pairs (escaped) where it explains the method."""
+    df, identity = made["df"], made["identity"]
+    released = synthesize(df, FACTS, epsilon=EPSILON, delta=DELTA, identity=identity, bins=4, method="aim",
+                          workload=[("sex", "age")])  # fmt: skip
+    values = synthetic_values(released, **made["options"])
+    assert (values["METHOD"], values["WORKLOAD"]) == ("aim", [["sex", "age"]])
+    made["script"].write_text(synthetic_script(released, **made["options"]), encoding="utf-8")
+    out = _run(made, "people.csv")
+    assert out.returncode == 0, out.stderr
+    previewed = synthesize(df, FACTS, epsilon=EPSILON, delta=DELTA, rng=PREVIEW_SEED, bins=4, method="aim",
+                           workload=[("sex", "age")], rows=len(released.table),
+                           identity=identity)  # fmt: skip
+    assert previewed.table.head(10).to_string(index=False) in out.stdout
+    explained = "\n".join(_markdown(synthetic_notebook(released, **made["options"])))
+    assert "**AIM** (McKenna, Mullins, Sheldon & Miklau 2022) for the workload “sex” × “age”" in explained
