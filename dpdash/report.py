@@ -24,6 +24,7 @@ from dpdash.ledger import Dataset, Entry
 from dpdash.ledger.releases import RecordedRelease, group_releases
 from dpdash.release import Release
 from dpdash.report_charts import MAX_VALUES, budget_chart, figure, release_chart
+from dpdash.report_synthetic import synthetic_charts
 from dpdash.risk import max_detection_rate, posterior_bound
 from dpdash.rounding import published_figures
 from dpdash.wording import accuracy_words, guarantee, mechanism_name, percent
@@ -66,17 +67,18 @@ def _number(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-def print_zoom(values_per_release: Sequence[int]) -> float:
+def print_zoom(values_per_release: Sequence[int], extra: float = 0.0) -> float:
     """The zoom that fits the printed report on one page: an estimate of its printed height (the heading,
     the budget box and the risk paragraph, then each release's row: the taller of its list of values and
-    its chart) against ``PRINT_HEIGHT_PX``; 1 when it fits as it is. ``render_pdf`` checks the result.
+    its chart, and ``extra`` pixels of other charts) against ``PRINT_HEIGHT_PX``; 1 when it fits as it is.
+    ``render_pdf`` checks the result.
 
     >>> print_zoom([1, 5]), round(print_zoom([12] * 8), 2)
     (1.0, 0.33)
     """
     rows = sum(max(82 + 18 * min(n, MAX_VALUES), 58 + 17 * min(n, MAX_VALUES + 1))
                for n in values_per_release)  # fmt: skip
-    height = 470 + 30 + rows
+    height = 470 + 30 + rows + extra
     return round(min(1.0, PRINT_HEIGHT_PX / height), 3)
 
 
@@ -156,22 +158,28 @@ def _synthetic(record: Mapping[str, Any]) -> str:
         f"A synthetic table of {e(f'{rows:,}' if isinstance(rows, int) else str(rows))} rows with the "
         f"columns {e(columns)}, drawn by {e(str(record.get('method', '')).upper())} from noisy marginals "
         f"(discrete Gaussian noise): {e(marginals)}. No row is a real person's. "
-        f"<span class=note>SHA-256 of its CSV: {e(str(record.get('table_fingerprint', '')))}.</span>"
+        f"<span class=note style=overflow-wrap:anywhere>SHA-256 of its CSV: "
+        f"{e(str(record.get('table_fingerprint', '')))}.</span>"
     )
 
 
-def _synthetic_section(numbers: Sequence[int]) -> str:
-    """A short section on the synthetic tables among the releases (none: nothing)."""
+def _synthetic_section(numbers: Sequence[int], charts: Mapping[int, str]) -> str:
+    """A short section on the synthetic tables among the releases (none: nothing), with the charts of
+    each (``dpdash.report_synthetic``) where its table is kept."""
     if not numbers:
         return ""
     which = ", ".join(str(n) for n in numbers)
+    drawn = "".join(f"<h3>Release {n}: the published synthetic table</h3>{charts[n]}" for n in numbers
+                    if charts.get(n))  # fmt: skip
     return (
         f"<h2>Synthetic tables</h2><p>Release{'s' * (len(numbers) > 1)} {which} published a synthetic "
         "table: rows drawn from a statistical model fitted to noisy one- and two-column counts (the "
         "marginals measured, listed with each), so every row is made up and no row is a real person's. Its "
-        "cost above covers every count measured and every choice of which pair of columns to measure. How "
-        "closely it follows the real table was checked by the data owner on a preview; those figures read "
-        "the real table and are not part of this report.</p>\n"
+        "cost above covers every count measured and every choice of which pair of columns to measure. The "
+        "charts below draw the published table itself (its columns' distributions and how its columns go "
+        "together), so they reveal nothing the table does not. How closely it follows the real table was "
+        "checked by the data owner on a preview; those figures read the real table, and are shown only where "
+        "the owner put them in the table's data card, marked NOT PRIVATE.</p>\n" + drawn + "\n"
     )
 
 
@@ -183,6 +191,8 @@ def stakeholder_report(
     facts: Facts,
     released: Mapping[str, Release] | None = None,
     synthetic: Mapping[str, Mapping[str, Any]] | None = None,
+    synthetic_tables: Mapping[str, bytes] | None = None,
+    synthetic_cards: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """The report as a self-contained HTML page (no scripts, no external resources; every text escaped).
 
@@ -194,12 +204,19 @@ def stakeholder_report(
             release record.
         synthetic: synthetic tables' records by ledger entry uid (``synthetic_records``): each is listed
             with what it published (rows, columns, method, marginals measured) and its (ε, δ).
+        synthetic_tables: the released CSV of a synthetic table by ledger entry uid, where it is kept
+            (``Workspace.synthetic_csv``): its charts are drawn from it when its SHA-256 is the record's.
+        synthetic_cards: the kept data card by ledger entry uid (``Workspace.synthetic_card``): the
+            preview's quality figures (NOT PRIVATE) are drawn only when the owner included them there.
 
     "Spent" is the total under the dataset's own accountant at the budget's δ; the risk statement uses
     it: an attacker p sure before is at most e^ε·p/(1 − p + e^ε·p) sure after, and a membership test with
     1% false positives detects at most min(e^ε·0.01 + δ, 1 − e^(−ε)(0.99 − δ)).
     """
     e, released, synthetic = html.escape, released or {}, synthetic or {}
+    kept, cards = synthetic_tables or {}, synthetic_cards or {}
+    charts: dict[int, str] = {}
+    extra = 0.0
     budget, keeper = dataset.budget, dataset.accountant
     total = totals.get(keeper)
     spent = total.epsilon if total is not None else math.inf
@@ -219,6 +236,9 @@ def stakeholder_report(
                         "<td class=c></td></tr>")  # fmt: skip
             counts.append(1)
             tables.append(number)
+            drawn, height = synthetic_charts(table, kept.get(group[0].uid), cards.get(group[0].uid),
+                                             f"synthetic-{number}")  # fmt: skip
+            charts[number], extra = drawn, extra + height + (30 if drawn else 0)
             continue
         cost = _cost(record, group)
         what = _values(record) if record is not None else (
@@ -242,7 +262,7 @@ def stakeholder_report(
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Privacy report: {e(dataset.name)}</title>
-<style>{_STYLE}{_PRINT % print_zoom(counts)}</style></head><body>
+<style>{_STYLE}{_PRINT % print_zoom(counts, extra)}</style></head><body>
 <h1>Privacy report: {e(dataset.name)}</h1>
 <p class=note>Made by dpdash on {e(generated)}. Every number below was released with random noise added
 to protect the people in the data; the true values are never shown. Values are rounded to what their ±
@@ -258,7 +278,7 @@ this budget is kept by (at δ = {_number(budget.delta, 2)}).</p>
 <table><tr><th>#</th><th>release</th>
 <th>released values ± margin of error (what ± means is under each)</th><th>the same, drawn</th></tr>
 {"".join(rows)}</table>
-{_synthetic_section(tables)}<h2>What this means for a person in the data</h2>
+{_synthetic_section(tables, charts)}<h2>What this means for a person in the data</h2>
 <p>{_risk_sentence(spent, budget.delta, after="After these releases")}</p>
 {_technical(dataset, entries, totals, words.technical if words else "", spent)}
 </body></html>

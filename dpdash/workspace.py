@@ -7,7 +7,9 @@ ledger, ``default_workspace_path()``) holding, per table, under ``tables/<key>/`
 - ``source.bin``: the uploaded file's original bytes (never for a built-in example: those are rebuilt,
   nor for a connected table: that is opened again where it lives);
 - ``synthetic-<sha256>.csv``: the synthetic tables released from it (``store_synthetic``), by the
-  SHA-256 of their CSV that their ledger record states;
+  SHA-256 of their CSV that their ledger record states, each with its data card as the owner last chose
+  it (``synthetic-<sha256>.card.json``, ``store_synthetic_card``: with the preview's quality figures, NOT
+  PRIVATE, only when the owner included them);
 - ``table.json``: the file name, the owner-given name, the table's identity (the budget's key,
   ``dpdash.ledger.fingerprint`` of the table as loaded), the type changes applied since loading
   (``coercions``, in order, and ``lossy``), the declared public facts (bounds, categories, unit of
@@ -45,7 +47,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -423,6 +425,29 @@ class Workspace:
         except OSError:
             return None
         return data if hashlib.sha256(data).hexdigest() == digest else None
+
+    def store_synthetic_card(self, identity: str, card: Mapping[str, Any]) -> None:
+        """Keep the data card of a released synthetic table (``ui.synthetic_card.card_dict``) beside its CSV,
+        by the SHA-256 it states (``table_sha256``): the owner's last choice of what the card holds."""
+        digest = str(card.get("table_sha256", "")).removeprefix("sha256:")
+        if not _KEY.fullmatch(digest):
+            raise WorkspaceError(f"a data card states the SHA-256 of its table, got {digest!r}")
+        text = json.dumps(dict(card), ensure_ascii=False, allow_nan=False)
+        self._write(self._folder(identity) / f"synthetic-{digest}.card.json", text.encode("utf-8"))
+
+    def synthetic_card(self, identity: str, table_sha256: str) -> dict[str, Any] | None:
+        """The kept data card of a released synthetic table, or ``None`` (none kept, unreadable, or not this
+        table's)."""
+        digest = table_sha256.removeprefix("sha256:")
+        if not _KEY.fullmatch(digest):
+            return None
+        try:
+            card = self._read_json(self._folder(identity) / f"synthetic-{digest}.card.json")
+        except WorkspaceError:  # a damaged card: as if none were kept (the table keeps its charts)
+            return None
+        if not isinstance(card, dict) or str(card.get("table_sha256", "")).removeprefix("sha256:") != digest:
+            return None
+        return card
 
     # ---- the active table -----------------------------------------------------------------------
     def set_active(self, identity: str) -> None:

@@ -21,6 +21,7 @@ from dpdash.ledger.actions import describe
 from dpdash.ledger.releases import group_releases
 from dpdash.report import released_values, stakeholder_report, synthetic_records
 from dpdash.wording import guarantee
+from dpdash.workspace import Workspace
 from ui.access import guard_page
 from ui.budget_charts import accountant_role, budget_gauge, cumulative_budget_figure, cumulative_table
 from ui.chart_view import show_chart
@@ -28,19 +29,24 @@ from ui.guarded import owner_ledger
 from ui.ledger_session import ledger, ledger_session, registered_or_stop
 from ui.ledger_transfer import import_section, signing_keys_section
 from ui.numbers import left_text, plural
-from ui.report_download import report_downloads
+from ui.report_download import report_downloads, synthetic_kept
 from ui.roles import acting_user
-from ui.state import active_table, allowed
+from ui.state import active_table, allowed, workspace
 from ui.text import md, show_guarantee
 
 
 def _report(
-    handle: Ledger, record: Dataset, entries: list[Entry], totals: Mapping[str, Any], unit: Facts
-) -> str:
-    """The stakeholder report, with the values each release stored in the ledger."""
+    handle: Ledger, kept: Workspace, identity: str, record: Dataset, entries: list[Entry],
+    totals: Mapping[str, Any], unit: Facts,
+) -> str:  # fmt: skip
+    """The stakeholder report, with the values each release stored in the ledger and the synthetic tables
+    (and their data cards) this app kept."""
     records = handle.published(record)
+    synthetic = synthetic_records(records)
+    tables, cards = synthetic_kept(kept, identity, synthetic)
     return stakeholder_report(record, entries, totals, facts=unit, released=released_values(records),
-                              synthetic=synthetic_records(records))  # fmt: skip
+                              synthetic=synthetic, synthetic_tables=tables,
+                              synthetic_cards=cards)  # fmt: skip
 
 
 st.title("Budget")
@@ -174,8 +180,8 @@ if owner:
             key="budget_export",
         )
 # Made on the click, not on every rerun: it reads and parses every release's stored values.
-report_downloads(left, partial(_report, ledger(), record, entries, base_totals, table.facts.unit),
-                 key="budget_report")  # fmt: skip
+report_downloads(left, partial(_report, ledger(), workspace(), table.identity, record, entries, base_totals,
+                               table.facts.unit), key="budget_report")  # fmt: skip
 if not owner:
     st.stop()  # the rest changes the ledger: the owner's
 import_section(right, table, record)

@@ -3,13 +3,35 @@ server's Chromium (``dpdash.report_pdf``). Both are made on the click, not on ev
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from dpdash.errors import DPDashError
 from dpdash.report_pdf import find_chromium, missing_chromium_message, render_pdf
+from dpdash.workspace import Workspace
 
-__all__ = ["report_downloads"]
+__all__ = ["report_downloads", "synthetic_kept"]
+
+
+def synthetic_kept(
+    kept: Workspace, identity: str, synthetic: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, bytes], dict[str, dict[str, Any]]]:
+    """The released CSV and the data card this app kept of each synthetic release (``synthetic_records``),
+    by ledger entry uid, for the report's charts; a release whose table is not kept here is drawn in words.
+    The card holds the preview's quality figures (NOT PRIVATE) only when the owner included them. Made on
+    the click with the session's ``kept`` workspace (``ui.state.workspace``), read when the page ran."""
+    tables: dict[str, bytes] = {}
+    cards: dict[str, dict[str, Any]] = {}
+    with contextlib.suppress(DPDashError):  # no workspace: the report lists the tables in words
+        for uid, record in synthetic.items():
+            fingerprint = str(record.get("table_fingerprint", ""))
+            if (data := kept.synthetic_csv(identity, fingerprint)) is not None:
+                tables[uid] = data
+            if (card := kept.synthetic_card(identity, fingerprint)) is not None:
+                cards[uid] = card
+    return tables, cards
 
 
 def _pdf(make_html: Callable[[], str]) -> bytes:

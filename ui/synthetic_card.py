@@ -11,15 +11,12 @@ import json
 from typing import Any
 
 from dpdash.synthetic import Quality, SyntheticRelease
+from dpdash.synthetic.quality import QUALITY_LABEL
 from dpdash.synthetic.record import table_fingerprint
 
 __all__ = ["CARD_FORMAT", "QUALITY_LABEL", "card_dict", "card_json", "card_markdown"]
 
 CARD_FORMAT = "dpdash-synthetic-card-v1"
-QUALITY_LABEL = (
-    "NOT PRIVATE: computed on the true table, for a seeded preview at the same budget (another draw than "
-    "this table), by the data owner's choice; outside the (ε, δ) guarantee"
-)
 
 
 def card_dict(release: SyntheticRelease, preview_quality: Quality | None = None) -> dict[str, Any]:

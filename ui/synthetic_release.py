@@ -17,7 +17,7 @@ from ui.guarded import record_release
 from ui.numbers import left_text, spent_text
 from ui.recent_releases import table_releases
 from ui.state import ActiveTable, allowed, workspace
-from ui.synthetic_card import card_json, card_markdown
+from ui.synthetic_card import card_dict, card_json, card_markdown
 from ui.synthetic_downloads import SOURCE, offer_reproduction, source_of
 from ui.synthetic_setup import SyntheticChoice, draw, kept_preview
 from ui.text import md
@@ -104,11 +104,13 @@ def show_released(table: ActiveTable) -> None:
         include = False
         if figures is not None:
             include = st.checkbox(
-                "Include the preview's quality figures in the data card", key="synthetic_card_quality",
+                "Include the preview's quality figures in the data card (and the stakeholder report)",
+                key="synthetic_card_quality",
                 help="They are computed on the true table (NOT PRIVATE, outside the guarantee) for the "
-                "preview, another draw at the same budget; the card labels them so.",
+                "preview, another draw at the same budget; the card and the report label them so.",
             )  # fmt: skip
         quality = figures if include else None
+        _keep_card(table, released, quality)
         csv, parquet, card_md, card_js = st.columns(4)
         csv.download_button("CSV", released.to_csv(), "synthetic.csv", "text/csv",
                             key="synthetic_download_csv", on_click="ignore")  # fmt: skip
@@ -122,6 +124,19 @@ def show_released(table: ActiveTable) -> None:
                                 "application/json", key="synthetic_download_card_json",
                                 on_click="ignore")  # fmt: skip
         offer_reproduction(table, released)
+
+
+def _keep_card(table: ActiveTable, released: SyntheticRelease, quality: Quality | None) -> None:
+    """Keep the data card as the owner chose it beside the released CSV: the stakeholder report draws the
+    quality figures only from a kept card that holds them."""
+    card = card_dict(released, quality)
+    try:
+        kept = workspace().synthetic_card(table.identity, card["table_sha256"])
+        if kept is None or ("preview_quality" in kept) != (quality is not None):
+            workspace().store_synthetic_card(table.identity, card)
+    except DPDashError as error:
+        st.warning(f"The data card could not be kept for the stakeholder report: {md(error)}",
+                   icon=":material/warning:")  # fmt: skip
 
 
 def earlier_releases(table: ActiveTable, record: Dataset | None) -> None:

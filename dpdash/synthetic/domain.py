@@ -85,6 +85,14 @@ class SyntheticColumn:
             out["categories"] = list(self.categories or ())
         return out
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, as_text: bool = False) -> SyntheticColumn:
+        """A column from ``to_dict``; ``as_text``: its categories as the text a CSV reader gives back."""
+        if data.get("bins") is not None:
+            return cls(str(data["name"]), bins=Bins(tuple(float(e) for e in data["bins"])))
+        categories = tuple(data.get("categories") or ())
+        return cls(str(data["name"]), categories=tuple(map(str, categories)) if as_text else categories)
+
 
 @dataclass(frozen=True, slots=True)
 class SyntheticDomain:
@@ -152,6 +160,12 @@ class SyntheticDomain:
             "unit_of_privacy": self.unit.to_dict(),
             "group_bounds": {k: v.to_list() for k, v in self.group_bounds.items()},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, as_text: bool = False) -> SyntheticDomain:
+        """The columns of a record's ``domain`` (``to_dict``), under the default unit: enough to read a
+        released table's cells back (``as_text``: categories as a CSV reader gives them, ``str``)."""
+        return cls(tuple(SyntheticColumn.from_dict(c, as_text=as_text) for c in data.get("columns", ())))
 
 
 def build_domain(

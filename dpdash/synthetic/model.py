@@ -21,7 +21,7 @@ import numpy as np
 
 from dpdash.errors import DPDashError
 
-__all__ = ["Compression", "Fit", "estimate", "sample_codes", "sample_tree"]
+__all__ = ["Compression", "Fit", "estimate", "sample_codes", "sample_tree", "simplex_projection"]
 
 #: Mirror-descent iterations of the final fit (the reference MST uses 5000 with its older solver; the
 #: ``mbi`` 2 solver converges in far fewer on these models).
@@ -45,23 +45,54 @@ def _mbi() -> Any:
     return mbi
 
 
+def simplex_projection(y: np.ndarray, total: float) -> np.ndarray:
+    """The point of {x ≥ 0, Σx = total} nearest to ``y`` in L2 (Duchi, Shalev-Shwartz, Singer & Chandra
+    2008, Fig. 1): xᵢ = max(yᵢ − τ, 0) with τ such that the xᵢ add up to ``total`` (> 0).
+
+    >>> simplex_projection(np.array([50.0, -20.0, 10.0]), 40.0).tolist()
+    [40.0, 0.0, 0.0]
+    """
+    y = np.asarray(y, dtype=float)
+    u = np.sort(y)[::-1]
+    excess = np.cumsum(u) - total
+    k = np.arange(1, y.size + 1)
+    r = int(k[u - excess / k > 0][-1])
+    return np.maximum(y - excess[r - 1] / r, 0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class Compression:
-    """Per column, the measured cell of each full-domain cell (merged cells share the last index)."""
+    """Per column, the measured cell of each full-domain cell (merged cells share the last index), and
+    the share of each cell of the merged one within it (``within``: 1 for a kept cell)."""
 
     mapping: Mapping[str, np.ndarray]
+    within: Mapping[str, np.ndarray] | None = None
 
     @classmethod
     def from_one_way(cls, noisy: Mapping[str, np.ndarray], sigma: Mapping[str, float]) -> Compression:
-        """Cells with a noisy count ≥ 3σ kept, the others merged into one (when there are some)."""
-        out = {}
+        """Cells with a noisy count ≥ 3σ kept, the others merged into one (when there are some).
+
+        Within the merged cell, each of its cells gets the share its noisy counts give it: the least-squares
+        counts that are ≥ 0 and add up to the merged cell's noisy total (``simplex_projection``; uniform
+        when that total is ≤ 0). The reference spreads a merged cell uniformly, which puts as many rows in
+        a cell no one is in (an empty declared category, the "(other)" cell of a column whose values all
+        lie inside its declared cells) as in the rare cells that hold the merged cell's rows. Post-
+        processing of the noisy one-way counts."""
+        out, within = {}, {}
         for column, y in noisy.items():
-            keep = np.asarray(y) >= 3.0 * sigma[column]
+            y = np.asarray(y, dtype=float)
+            keep = y >= 3.0 * sigma[column]
             m = np.empty(len(keep), dtype=np.int64)
             m[keep] = np.arange(int(keep.sum()))
             m[~keep] = int(keep.sum())
             out[column] = m
-        return cls(out)
+            share = np.ones(len(keep))
+            merged, total = y[~keep], float(y[~keep].sum())
+            if merged.size:
+                estimate = simplex_projection(merged, total) if total > 0 else np.ones(merged.size)
+                share[~keep] = estimate / estimate.sum()
+            within[column] = share
+        return cls(out, within)
 
     def size(self, column: str) -> int:
         return int(self.mapping[column].max()) + 1
@@ -88,13 +119,18 @@ class Compression:
         return x.ravel()
 
     def expand(self, column: str, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Full-domain cells for measured ones: a merged cell becomes one of its cells, uniformly."""
+        """Full-domain cells for measured ones: a merged cell becomes one of its cells, drawn by its share
+        (``within``; uniformly without one)."""
         m = self.mapping[column]
         groups = [np.flatnonzero(m == j) for j in range(self.size(column))]
         out = np.empty(codes.size, dtype=np.int64)
         for j, cells in enumerate(groups):
             hit = codes == j
-            out[hit] = cells[rng.integers(0, cells.size, int(hit.sum()))] if cells.size > 1 else cells[0]
+            if cells.size == 1:
+                out[hit] = cells[0]
+                continue
+            p = None if self.within is None else self.within[column][cells]
+            out[hit] = cells[rng.choice(cells.size, int(hit.sum()), p=p)]
         return out
 
 

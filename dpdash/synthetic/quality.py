@@ -16,6 +16,7 @@ they are the data owner's preview figures, never part of a release or its public
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,9 +27,16 @@ from dpdash.synthetic.domain import SyntheticDomain
 from dpdash.synthetic.measure import true_counts
 from dpdash.synthetic.record import SyntheticRelease
 
-__all__ = ["Quality", "association", "quality", "tvd"]
+__all__ = [
+    "QUALITY_LABEL", "Quality", "association", "association_matrix", "quality", "table_counts", "tvd",
+]  # fmt: skip
 
 NOT_PRIVATE = "NOT PRIVATE: computed from the true table, for the data owner only"
+#: How a data card (and the stakeholder report) labels the preview's figures when the owner includes them.
+QUALITY_LABEL = (
+    "NOT PRIVATE: computed on the true table, for a seeded preview at the same budget (another draw than "
+    "this table), by the data owner's choice; outside the (ε, δ) guarantee"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,24 +106,30 @@ def quality(data: pd.DataFrame | Source, synthetic: SyntheticRelease) -> Quality
     domain = synthetic.domain
     codes = domain.codes(synthetic.table)
     names = domain.names
-    one = {c: tvd(true_counts(domain, (c,), data), _counts(codes, (c,), domain)) for c in names}
+    one = {c: tvd(true_counts(domain, (c,), data), table_counts(codes, (c,), domain)) for c in names}
+    true = {p: true_counts(domain, p, data) for p in itertools.combinations(names, 2)}
     measured = {m.clique for m in synthetic.measurements if len(m.clique) == 2}
-    two: dict[tuple[str, str], float] = {}
-    true_assoc = pd.DataFrame(np.eye(len(names)), index=list(names), columns=list(names))
-    synth_assoc = true_assoc.copy()
+    two = {p: tvd(true[p], table_counts(codes, p, domain)) for p in true if p in measured}
+    return Quality(one, two, association_matrix(domain, true.__getitem__),
+                   association_matrix(domain, lambda p: table_counts(codes, p, domain)))  # fmt: skip
+
+
+def association_matrix(
+    domain: SyntheticDomain, counts: Callable[[tuple[str, str]], np.ndarray]
+) -> pd.DataFrame:
+    """Every pair's association (``association``) from its two-way counts over the domain's cells
+    (``counts((a, b))``, flattened row by row), as a symmetric matrix with 1 on the diagonal."""
+    names = list(domain.names)
+    out = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
     for a, b in itertools.combinations(names, 2):
         shape = (domain.column(a).size, domain.column(b).size)
-        t = true_counts(domain, (a, b), data)
-        s = _counts(codes, (a, b), domain)
-        if (a, b) in measured:
-            two[(a, b)] = tvd(t, s)
         mids = (_midpoints(domain, a), _midpoints(domain, b))
-        true_assoc.loc[a, b] = true_assoc.loc[b, a] = association(t.reshape(shape), *mids)
-        synth_assoc.loc[a, b] = synth_assoc.loc[b, a] = association(s.reshape(shape), *mids)
-    return Quality(one, two, true_assoc, synth_assoc)
+        out.loc[a, b] = out.loc[b, a] = association(np.asarray(counts((a, b))).reshape(shape), *mids)
+    return out
 
 
-def _counts(codes: pd.DataFrame, clique: tuple[str, ...], domain: SyntheticDomain) -> np.ndarray:
+def table_counts(codes: pd.DataFrame, clique: tuple[str, ...], domain: SyntheticDomain) -> np.ndarray:
+    """A marginal's counts of a table's cells (``SyntheticDomain.codes``; rows with a −1 left out)."""
     sizes = [domain.column(c).size for c in clique]
     cells = np.stack([codes[c].to_numpy() for c in clique])
     ok = (cells >= 0).all(axis=0)

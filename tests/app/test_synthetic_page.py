@@ -15,7 +15,9 @@ from dpdash.datasets import load_example
 from dpdash.ledger import Ledger
 from dpdash.report import released_values, stakeholder_report, synthetic_records
 from dpdash.synthetic import build_domain, synthesize
+from dpdash.workspace import Workspace
 from tests.app.test_roles import as_person, served  # noqa: F401  (a fixture)
+from ui.report_download import synthetic_kept
 from ui.synthetic_card import card_dict, card_markdown
 from ui.synthetic_setup import planned_events, synthesizable
 
@@ -126,6 +128,20 @@ def test_an_owner_previews_for_free_then_releases_once_with_the_downloads(
     # Kept for those who may see releases: listed, with its CSV.
     app.run()
     assert any(b.proto.label == "CSV of release 1" for b in app.get("download_button"))
+    # The owner's choice for the card is kept beside the CSV: the report draws the quality figures only then.
+    kept = Workspace(tmp_path / "workspace")
+    identity, fingerprint = released.dataset_identity, card["table_sha256"]
+    assert "preview_quality" not in kept.synthetic_card(identity, fingerprint)
+    app.checkbox(key="synthetic_card_quality").check().run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert "NOT PRIVATE" in kept.synthetic_card(identity, fingerprint)["preview_quality"]["label"]
+    tables, cards = synthetic_kept(kept, identity, synthetic_records(records))
+    page = stakeholder_report(ds, ledger.entries(ds), ledger.totals(ds), facts=released.domain.unit,
+                              synthetic=synthetic_records(records), synthetic_tables=tables,
+                              synthetic_cards=cards)  # fmt: skip
+    assert 'class="chart synthetic-oneway"' in page and 'class="chart synthetic-quality"' in page
+    app.checkbox(key="synthetic_card_quality").uncheck().run()
+    assert "preview_quality" not in kept.synthetic_card(identity, fingerprint)
 
 
 @pytest.mark.slow
