@@ -229,19 +229,11 @@ def test_run_top_to_bottom_it_only_previews(made, kernel: str) -> None:
 
 
 @pytest.mark.slow
-def test_with_release_true_it_spends_exactly_epsilon_once(made, kernel: str) -> None:
-    text = _text(_execute(made["text"], made["dir"], kernel, release_it=True))
-    assert "Released: histogram of sex with Geometric, ε = 2, on the table 'people.csv'" in text
-    assert f"Spent from the ledger {made['ledger']}" in text and "spent epsilon = 2 of 3" in text
-    with Ledger(made["ledger"]) as book:
-        entries = book.entries(made["identity"])
-        assert book.status(made["identity"]).spent.epsilon == 2.0
-        labels = {session.uid: session.label for session in book.sessions()}
-    assert release_count(entries) == 1 and labels[entries[0].session] == "reproduce_release.ipynb"
-
-
-@pytest.mark.slow
-def test_another_table_or_a_short_budget_stops_with_a_clear_message(made, kernel: str) -> None:
+def test_with_release_true_it_spends_once_and_refuses_another_table_or_a_short_budget(
+    made, kernel: str
+) -> None:
+    """Another table refused, then the release spending exactly ε once, then the same release again
+    refused for the short budget: one test in sequence, as each run starts a kernel."""
     from nbclient.exceptions import CellExecutionError
 
     other = made["dir"] / "other.csv"
@@ -252,7 +244,15 @@ def test_another_table_or_a_short_budget_stops_with_a_clear_message(made, kernel
     assert "\nNot released, nothing was spent: other.csv is not the table this release was made" in message
     assert "Traceback" not in message and "File " not in message
     assert _spent(made["ledger"], made["identity"]) == (0.0, 0)
-    _execute(made["text"], made["dir"], kernel, release_it=True)  # 2 of 3 spent: another 2 does not fit
+    text = _text(_execute(made["text"], made["dir"], kernel, release_it=True))
+    assert "Released: histogram of sex with Geometric, ε = 2, on the table 'people.csv'" in text
+    assert f"Spent from the ledger {made['ledger']}" in text and "spent epsilon = 2 of 3" in text
+    with Ledger(made["ledger"]) as book:
+        entries = book.entries(made["identity"])
+        assert book.status(made["identity"]).spent.epsilon == 2.0
+        labels = {session.uid: session.label for session in book.sessions()}
+    assert release_count(entries) == 1 and labels[entries[0].session] == "reproduce_release.ipynb"
+    # 2 of 3 spent: another 2 does not fit.
     with pytest.raises(CellExecutionError) as short:
         _execute(made["text"], made["dir"], kernel, release_it=True)
     assert "Not released, nothing was spent: the budget is short" in str(short.value)

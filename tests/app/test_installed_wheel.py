@@ -3,9 +3,9 @@ environment outside the checkout, with and without extras; `dpdash run` serving 
 another folder on its own port, ledger and workspace; a release made through it in Chromium, spent in that
 ledger; and the downloaded script naming the installed Python.
 
-Nothing is downloaded: the fresh environment takes its dependencies from this one's site-packages (a .pth
-line, which adds the folder without running its own .pth files, so this checkout's editable dpdash is not
-seen there), and pip resolves the extras against them with no index.
+Nothing is downloaded: the fresh environment takes its dependencies, pip among them, from this one's
+site-packages (a .pth line, which adds the folder without running its own .pth files, so this checkout's
+editable dpdash is not seen there), and pip resolves the extras against them with no index.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pa
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("dpdash-*.whl")
     venv = root / "venv"
-    made = _run(sys.executable, "-m", "venv", venv, cwd=root)
+    # Without its own pip (ensurepip took most of the fixture): pip comes, with every dependency, from
+    # this environment's site-packages through the .pth line below, and installs into the new one.
+    made = _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=root)
     assert made.returncode == 0, made.stderr
     python = venv / "bin" / "python"
     purelib = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=root)

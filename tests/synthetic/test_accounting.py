@@ -1,5 +1,8 @@
 """A synthetic release is spent once, in one ledger transaction with its record; the ledger's totals are
-the composition of its measurements and choices, by hand; a preview spends nothing."""
+the composition of its measurements and choices, by hand; a preview spends nothing.
+
+The draws at ε = 1 are made once for the module (``released``, ``preview``): the tests only read them and
+spend them into ledgers of their own."""
 
 from __future__ import annotations
 
@@ -26,6 +29,19 @@ def df():  # type: ignore[no-untyped-def]
     return table(11, rows=4000)
 
 
+@pytest.fixture(scope="module")
+def released(df):  # type: ignore[no-untyped-def]
+    """Two independent release-grade draws at ε = 1, δ = 1e-6 on ``df`` (no unit)."""
+    return [synthesize(df, facts(), epsilon=1.0, delta=1e-6, columns=COLUMNS, identity=fingerprint(df))
+            for _ in range(2)]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def preview(df):  # type: ignore[no-untyped-def]
+    """A seeded preview at ε = 1, δ = 1e-6 on ``df``."""
+    return synthesize(df, facts(), epsilon=1.0, delta=1e-6, rng=1, columns=COLUMNS, identity=fingerprint(df))
+
+
 def _ledger(tmp_path: Path, df, accountant: str, epsilon: float = 3.0, unit: Facts | None = None):  # type: ignore[no-untyped-def]
     ledger = Ledger(tmp_path / "ledger.sqlite")
     ds = ledger.add_dataset(name="t", fingerprint=fingerprint(df), budget=Budget(epsilon, 1e-6),
@@ -38,8 +54,8 @@ def test_rho_is_the_largest_that_fits() -> None:
     assert zcdp_epsilon(rho, 1e-6) <= 1.0 < zcdp_epsilon(math.nextafter(rho, math.inf) * (1 + 1e-12), 1e-6)
 
 
-def test_events_compose_to_rho(df) -> None:  # type: ignore[no-untyped-def]
-    s = synthesize(df, facts(), epsilon=1.0, delta=1e-6, rng=1, columns=COLUMNS)
+def test_events_compose_to_rho(preview) -> None:  # type: ignore[no-untyped-def]
+    s = preview
     hand = math.fsum(m.l2_sensitivity**2 / (2 * m.sigma**2) for m in s.measurements)
     hand += math.fsum(sel.epsilon**2 / 8 for sel in s.selections)
     assert hand == pytest.approx(s.rho, rel=1e-12)
@@ -51,9 +67,9 @@ def test_events_compose_to_rho(df) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("accountant", ["zcdp", "rdp", "tightest"])
-def test_ledger_totals_equal_the_hand_composition(tmp_path: Path, df, accountant: str) -> None:  # type: ignore[no-untyped-def]
+def test_ledger_totals_equal_the_hand_composition(tmp_path: Path, df, released, accountant: str) -> None:  # type: ignore[no-untyped-def]
     ledger, ds = _ledger(tmp_path, df, accountant)
-    s = synthesize(df, facts(), epsilon=1.0, delta=1e-6, columns=COLUMNS, identity=fingerprint(df))
+    s = released[0]
     entries = ledger.spend_release(ds, s)
     assert len(entries) == len(s.events) == 7
     hand_rho = math.fsum(m.l2_sensitivity**2 / (2 * m.sigma**2) for m in s.measurements)
@@ -72,35 +88,32 @@ def test_ledger_totals_equal_the_hand_composition(tmp_path: Path, df, accountant
     assert json.loads(s.to_json()) == record
 
 
-def test_a_release_that_does_not_fit_is_refused_and_nothing_recorded(tmp_path: Path, df) -> None:  # type: ignore[no-untyped-def]
+def test_a_release_that_does_not_fit_is_refused_and_nothing_recorded(tmp_path: Path, df, released) -> None:  # type: ignore[no-untyped-def]
     ledger, ds = _ledger(tmp_path, df, "zcdp", epsilon=1.2)  # two at ε = 1 compose to ≈ 1.46
-    ledger.spend_release(ds, synthesize(df, facts(), epsilon=1.0, delta=1e-6, columns=COLUMNS,
-                                        identity=fingerprint(df)))  # fmt: skip
-    second = synthesize(df, facts(), epsilon=1.0, delta=1e-6, columns=COLUMNS, identity=fingerprint(df))
+    first, second = released
+    ledger.spend_release(ds, first)
     before = len(ledger.entries(ds))
     with pytest.raises(BudgetExceededError, match="does not fit the budget"):
         ledger.spend_release(ds, second)
     assert len(ledger.entries(ds)) == before
 
 
-def test_a_preview_spends_nothing_and_cannot_be_recorded(tmp_path: Path, df) -> None:  # type: ignore[no-untyped-def]
+def test_a_preview_spends_nothing_and_cannot_be_recorded(tmp_path: Path, df, preview) -> None:  # type: ignore[no-untyped-def]
     ledger, ds = _ledger(tmp_path, df, "zcdp")
-    preview = synthesize(df, facts(), epsilon=1.0, delta=1e-6, rng=3, columns=COLUMNS,
-                         identity=fingerprint(df))  # fmt: skip
     assert preview.release_grade is False and ledger.entries(ds) == []
     with pytest.raises(ParameterError, match="preview"):
         ledger.spend_release(ds, preview)
     assert ledger.entries(ds) == []
 
 
-def test_the_recorded_unit_must_match(tmp_path: Path, df) -> None:  # type: ignore[no-untyped-def]
+def test_the_recorded_unit_must_match(tmp_path: Path, df, released) -> None:  # type: ignore[no-untyped-def]
     from dpdash.errors import DPDashError
 
     unit = Facts(rows_per_person=2, id_column=ID)
     ledger, ds = _ledger(tmp_path, df, "zcdp", unit=unit)
-    other = synthesize(df, facts(), epsilon=0.5, delta=1e-6, columns=COLUMNS, identity=fingerprint(df))
-    with pytest.raises(DPDashError, match="unit"):
-        ledger.spend_release(ds, other)
+    with pytest.raises(DPDashError, match="unit"):  # drawn under the default unit (one row per person)
+        ledger.spend_release(ds, released[0])
+    assert ledger.entries(ds) == []
     same = synthesize(df, facts(unit), epsilon=0.5, delta=1e-6, columns=COLUMNS, identity=fingerprint(df))
     ledger.spend_release(ds, same)
     # c = 2 rows per person: a person changes up to 2 cells, Δ₂ = 2: ρ-zCDP events of Δ₂²/(2σ²).
@@ -108,21 +121,20 @@ def test_the_recorded_unit_must_match(tmp_path: Path, df) -> None:  # type: igno
     assert ledger.spent(ds).epsilon == pytest.approx(0.5, rel=1e-9)
 
 
-def test_the_pld_accountant_refuses_like_any_zcdp_event(tmp_path: Path, df) -> None:  # type: ignore[no-untyped-def]
+def test_the_pld_accountant_refuses_like_any_zcdp_event(tmp_path: Path, df, released) -> None:  # type: ignore[no-untyped-def]
     from dpdash.errors import UnsupportedEventError
 
     ledger, ds = _ledger(tmp_path, df, "pld")
-    s = synthesize(df, facts(), epsilon=1.0, delta=1e-6, columns=COLUMNS, identity=fingerprint(df))
     with pytest.raises(UnsupportedEventError):
-        ledger.spend_release(ds, s)
+        ledger.spend_release(ds, released[0])
     assert ledger.entries(ds) == []
 
 
-def test_the_ledger_lists_it_as_one_release_and_the_report_renders(tmp_path: Path, df) -> None:  # type: ignore[no-untyped-def]
+def test_the_ledger_lists_it_as_one_release_and_the_report_renders(tmp_path: Path, df, released) -> None:  # type: ignore[no-untyped-def]
     from dpdash.report import released_values, stakeholder_report
 
     ledger, ds = _ledger(tmp_path, df, "tightest")
-    s = synthesize(df, facts(), epsilon=1.0, delta=1e-6, columns=COLUMNS, identity=fingerprint(df))
+    s = released[0]
     ledger.spend_release(ds, s)
     (listed,) = ledger.releases(ds)
     assert len(listed.entries) == 7 and listed.record["query_name"] == s.query_name
