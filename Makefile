@@ -71,15 +71,16 @@ chromium: debian
 # --- checks ------------------------------------------------------------------
 
 # Tests without a browser run on every core (pytest-xdist; the Spark tests keep to one worker and the
-# PostgreSQL tests to one, so one Spark session and one cluster start). The browser tests then run one at
-# a time: each drives a Streamlit server and Chromium, and their waits are set for a machine that is not
-# running other tests.
+# PostgreSQL tests to one, so one Spark session and one cluster start). The browser tests then run on
+# every core too, a file's tests on one worker (they share its server); a test marked `alone` (the race of
+# first requests on fresh servers, whose timing is the point) runs last with nothing beside it.
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 PARALLEL := -n $(WORKERS) --dist loadgroup
 
 test: venv debian
 	$(PY) -m pytest -q $(PARALLEL) -m "not browser" --durations=15
-	$(PY) -m pytest -q -m browser --durations=10
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile -m "browser and not alone" --durations=10
+	$(PY) -m pytest -q -m alone
 	$(PY) -m ruff check .
 
 check: venv

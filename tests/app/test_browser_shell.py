@@ -21,7 +21,7 @@ import pytest
 from tests.app import ws_client
 from tests.app.conftest import REPO_ROOT, NavPage, app_pages, stop_process
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.alone]
 
 SHELL_CAPTION = "dpdash · differential-privacy budget explorer"
 HOME_HEADING = "dpdash"  # the Home page's title; every other page's title is its navigation title
