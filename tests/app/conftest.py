@@ -69,6 +69,22 @@ class StreamlitServer:
     log_path: Path
 
 
+#: How long a browser test waits for a script run to finish: a fresh server's first page loads the 100 000-row
+#: example, and the browser tests run two at a time.
+IDLE_TIMEOUT_MS = 60_000
+
+
+def wait_until_idle(page: Page) -> None:
+    """Wait for Streamlit's script run to finish: its 'running' status widget gone and no element still
+    arriving. Click only after this once a widget change started a rerun, or the click may land on an
+    element the rerun replaces."""
+    from playwright.sync_api import expect
+
+    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=IDLE_TIMEOUT_MS)
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=IDLE_TIMEOUT_MS)
+    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=IDLE_TIMEOUT_MS)
+
+
 def find_free_port() -> int:
     """Return a TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from dpdash.ledger import Ledger
 from dpdash.report import figure, released_values
 from dpdash.report_pdf import page_count
+from tests.app.conftest import wait_until_idle
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,13 +21,6 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 pytestmark = pytest.mark.browser
-
-
-def wait_until_idle(page: Page) -> None:
-    """Wait for Streamlit's script run to finish (its 'running' status widget goes away)."""
-    expect(page.locator('[data-testid="stApp"]')).to_be_visible()
-    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0)  # elements still arriving
 
 
 def test_home_page_renders(page: Page, streamlit_server, screenshot_dir: Path) -> None:

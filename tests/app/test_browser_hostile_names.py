@@ -13,8 +13,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.conftest import find_free_port, start_streamlit, stop_process
-from tests.app.test_browser import wait_until_idle
+from tests.app.conftest import find_free_port, start_streamlit, stop_process, wait_until_idle
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -18,20 +18,12 @@ from dpdash.accounting import Budget
 from dpdash.datasets import synthetic_patients
 from dpdash.ledger import Ledger, fingerprint
 from tests.accounting.test_shared_file import outside_reader, outside_spend
-from tests.app.conftest import find_free_port, start_streamlit, stop_process
+from tests.app.conftest import find_free_port, start_streamlit, stop_process, wait_until_idle
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 pytestmark = pytest.mark.browser
-
-
-def wait_until_idle(page: Page) -> None:
-    """As ``test_browser.wait_until_idle``, patient with a cold server (the first page load of a fresh
-    server loads the 100 000-row example)."""
-    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=60_000)
-    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=60_000)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=60_000)
 
 
 def open_tab(browser: Browser, url: str) -> Page:

@@ -23,7 +23,14 @@ import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.conftest import REPO_ROOT, StreamlitServer, find_free_port, start_streamlit, stop_process
+from tests.app.conftest import (
+    REPO_ROOT,
+    StreamlitServer,
+    find_free_port,
+    start_streamlit,
+    stop_process,
+    wait_until_idle,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -71,12 +78,6 @@ def facts_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[StreamlitServer]:
             stop_process(server.process)
     finally:
         entry.unlink(missing_ok=True)
-
-
-def wait_until_idle(page: Page) -> None:
-    expect(page.locator('[data-testid="stApp"]')).to_be_visible()
-    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0)
 
 
 def _choose(page: Page, label: str, option: str) -> None:

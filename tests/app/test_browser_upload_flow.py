@@ -25,7 +25,7 @@ from dpdash.accounting import LaplaceEvent
 from dpdash.ledger import Ledger, fingerprint
 from dpdash.ledger.releases import release_count
 from dpdash.loading import load_table
-from tests.app.conftest import find_free_port, start_streamlit, stop_process
+from tests.app.conftest import find_free_port, start_streamlit, stop_process, wait_until_idle
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
@@ -33,12 +33,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 NO_ID = "(none: each row is a person)"
-
-
-def wait_until_idle(page: Page) -> None:
-    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=60_000)
-    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=60_000)
-    expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=60_000)
 
 
 def people(extra: int = 0) -> pd.DataFrame:

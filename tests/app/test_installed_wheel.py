@@ -26,7 +26,14 @@ from playwright.sync_api import expect
 
 from dpdash.ledger import Ledger
 from dpdash.ledger.releases import release_count
-from tests.app.conftest import OUTPUT_DIR, REPO_ROOT, find_free_port, stop_process, wait_for_health
+from tests.app.conftest import (
+    OUTPUT_DIR,
+    REPO_ROOT,
+    find_free_port,
+    stop_process,
+    wait_for_health,
+    wait_until_idle,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -168,11 +175,13 @@ def test_dpdash_run_serves_the_installed_app_and_spends_its_ledger(
         expect(page.get_by_text("1. Load a table")).to_be_visible(timeout=60_000)
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(table))
         expect(page.get_by_text("people.csv").first).to_be_visible(timeout=60_000)
+        wait_until_idle(page)  # the upload's rerun: a click before it ends may land on a replaced button
         page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
         page.get_by_role("button", name="Confirm: set this budget").click()
         expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible(timeout=60_000)
         page.goto(f"{url}/release")
         expect(page.get_by_text("Simulated preview · spends no budget")).to_be_visible(timeout=60_000)
+        wait_until_idle(page)
         page.get_by_role("button", name="Release… (spends budget)").click()
         page.get_by_role("button", name="Release now").click()
         expect(page.get_by_text("Released ·").first).to_be_visible(timeout=60_000)

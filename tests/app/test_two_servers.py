@@ -25,8 +25,7 @@ from dpdash.accounting import Budget
 from dpdash.datasets import load_example
 from dpdash.ledger import Ledger, fingerprint
 from tests.app import ws_client
-from tests.app.conftest import StreamlitServer, find_free_port, start_streamlit, stop_process
-from tests.app.test_browser import wait_until_idle
+from tests.app.conftest import StreamlitServer, find_free_port, start_streamlit, stop_process, wait_until_idle
 
 if TYPE_CHECKING:
     pass
