@@ -107,7 +107,8 @@ def show_released(table: ActiveTable) -> None:
                 "Include the preview's quality figures in the data card (and the stakeholder report)",
                 key="synthetic_card_quality",
                 help="They are computed on the true table (NOT PRIVATE, outside the guarantee) for the "
-                "preview, another draw at the same budget; the card and the report label them so.",
+                "preview, another draw at the same budget; the card and the report label them so. Everyone "
+                "who opens this table's Budget page (analysts and viewers too) can download the report.",
             )  # fmt: skip
         quality = figures if include else None
         _keep_card(table, released, quality)
