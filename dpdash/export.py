@@ -20,7 +20,6 @@ import pprint
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,10 +28,7 @@ import pandas as pd
 from dpdash import _validation as check
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.key_release import key_accuracy, key_preview
-from dpdash.ledger.location import default_ledger_location
-from dpdash.loading import COLUMN_KINDS
 from dpdash.mechanisms import DiscreteGaussian, Gaussian, RandomizedResponse
-from dpdash.pg_urls import is_url, redact
 from dpdash.published import Accuracy, numeric_accuracy, selection_accuracy
 from dpdash.queries import CompositeQuery, KeyCounts, Query, SelectionQuery
 from dpdash.release import (
@@ -46,6 +42,7 @@ from dpdash.release import (
     postprocess_values,
 )
 from dpdash.rounding import published_figures
+from dpdash.table_origin import TableOrigin
 
 __all__ = ["SimulatedRelease", "escape_cell", "release_csv", "release_script", "simulate_release"]
 
@@ -206,71 +203,26 @@ def _mechanism_name(release: Release) -> str:
     )
 
 
-def _coercions(coercions: Sequence[Sequence[str]]) -> list[list[str]]:
-    out = []
-    for pair in coercions:
-        if isinstance(pair, str) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
-            raise ParameterTypeError(f"coercions must be (column, kind) pairs of strings, got {pair!r}")
-        column, kind = pair
-        out.append([column, check.one_of(kind, "kind", COLUMN_KINDS)])
-    return out
-
-
-def table_values(
-    identity: str,
-    fingerprint: str,
-    *,
-    coercions: Sequence[Sequence[str]],
-    lossy: bool,
-    table_name: str,
-    ledger: str | Path | None,
-) -> dict[str, object]:
-    """What every reproduction states about its table and ledger, checked, as plain data: ``LEDGER``
-    (``ledger``, or ``default_ledger_location()`` now; a URL without its password), ``TABLE_NAME``,
-    ``IDENTITY``, ``FINGERPRINT``, ``COERCIONS``, ``LOSSY`` (``dpdash.reproduce.TableReproduction``'s
-    fields).
-
-    Raises:
-        ParameterError, ParameterTypeError: a coercion kind that does not exist; arguments of wrong types.
-    """
-    if not isinstance(lossy, bool):
-        raise ParameterTypeError(f"lossy must be True or False, got lossy={lossy!r}")
-    if not isinstance(table_name, str):
-        raise ParameterTypeError(f"table_name must be a string, got {type(table_name).__name__}")
-    location = str(default_ledger_location() if ledger is None else ledger)
-    location = redact(location) if is_url(location) else str(Path(location).expanduser().resolve())
-    return {
-        "LEDGER": location,
-        "TABLE_NAME": table_name,
-        "IDENTITY": identity,
-        "FINGERPRINT": fingerprint,
-        "COERCIONS": _coercions(coercions),
-        "LOSSY": lossy,
-    }
-
-
 def script_text(
-    doc: str, body: str, names: Sequence[str], values: Mapping[str, object], *, python: str, script: str
+    doc: str,
+    body: str,
+    names: Sequence[str],
+    values: Mapping[str, object],
+    *,
+    origin: TableOrigin,
+    python: str,
+    script: str,
 ) -> str:
-    """A script: the comment line that says how to run it (``RUN``: ``python script TABLE_FILE``, the
-    table's name when it looks like a file), the fixed ``doc``, the constants ``names`` in that order as
-    inert literals (``literal``) of ``values`` and ``RUN``, and the fixed ``body``."""
-    table_name = str(values.get("TABLE_NAME", ""))
-    table_file = table_name if table_name and "." in table_name else "TABLE_FILE"
-    values = {**values, "RUN": shlex.join([str(python), script, table_file])}
+    """A script: the comment line that says how to run it (``RUN``: ``python script TABLE_FILE``, see
+    ``TableOrigin.table_file``), the fixed ``doc``, the constants ``names`` in that order as inert
+    literals (``literal``) of ``values`` and ``RUN``, and the fixed ``body``."""
+    values = {**values, "RUN": shlex.join([str(python), script, origin.table_file])}
     constants = "\n".join(f"{name} = {literal(values[name], name.lower())}" for name in names)
     run = "".join(ch if ch.isprintable() else "?" for ch in str(values["RUN"]))  # one comment line, inert
     return f"# Run it with: {run}\n{doc}\n{constants}\n{body}"
 
 
-def reproduction_values(
-    release: Release,
-    *,
-    coercions: Sequence[Sequence[str]] = (),
-    lossy: bool = False,
-    table_name: str = "",
-    ledger: str | Path | None = None,
-) -> dict[str, object]:
+def reproduction_values(release: Release, *, origin: TableOrigin = TableOrigin()) -> dict[str, object]:
     """What a reproduction of ``release`` needs, checked, as plain data: the ``SCRIPT_CONSTANTS`` but
     ``RUN``, in that order (the keyword arguments of ``dpdash.reproduce.Reproduction``, upper-cased).
     The script and the notebook both write them (``release_script`` says what each argument is).
@@ -289,10 +241,7 @@ def reproduction_values(
     first = release.pieces[0].parameters if release.pieces else {}
     return {
         "RELEASE": f"{release.query_name} with {release.mechanism}, {budget}",
-        **table_values(
-            release.dataset_identity, release.dataset_fingerprint, coercions=coercions, lossy=lossy,
-            table_name=table_name, ledger=ledger,
-        ),
+        **origin.values(release.dataset_identity, release.dataset_fingerprint),
         "QUERY": release.query,
         "MECHANISM": mechanism,
         "OPTIONS": {name: first[name] for name in allowed if name in first},
@@ -303,27 +252,18 @@ def reproduction_values(
     }
 
 
-def release_script(
-    release: Release,
-    *,
-    coercions: Sequence[Sequence[str]] = (),
-    lossy: bool = False,
-    table_name: str = "",
-    ledger: str | Path | None = None,
-    python: str = "python",
-) -> str:
+def release_script(release: Release, *, origin: TableOrigin = TableOrigin(), python: str = "python") -> str:
     """A Python script that makes the same release again, and only through the ledger.
 
     ``python reproduce_release.py TABLE_FILE [--ledger LEDGER] [--preview]`` reads the file with
     ``dpdash.loading.load_table``, refuses it unless its identity (``dpdash.ledger.fingerprint``,
-    before any type change) is the release's ``dataset_identity``, re-applies ``coercions`` (the app's
-    type changes, in order, with ``drop_invalid=lossy``), checks that the result is the exact table the
-    release states (``dataset_fingerprint``), and releases the same query (its public facts are in
-    ``release.query``) with the same mechanism, ε, δ, confidence and post-processing, spending from the
-    dataset's budget in the ledger (``--ledger``, else ``ledger``, the one the release was spent from) in one
-    transaction: if it
-    does not fit, nothing is recorded or printed and the exit code is 1. ``--preview`` prints simulated
-    values (``simulate_release``), labelled as such, and spends nothing.
+    before any type change) is the release's ``dataset_identity``, re-applies ``origin.coercions`` (the
+    app's type changes, in order, with ``drop_invalid=origin.lossy``), checks that the result is the exact
+    table the release states (``dataset_fingerprint``), and releases the same query (its public facts are
+    in ``release.query``) with the same mechanism, ε, δ, confidence and post-processing, spending from the
+    dataset's budget in the ledger (``--ledger``, else ``origin.ledger``, the one the release was spent
+    from) in one transaction: if it does not fit, nothing is recorded or printed and the exit code is 1.
+    ``--preview`` prints simulated values (``simulate_release``), labelled as such, and spends nothing.
 
     Every value taken from the release or the caller (query, column names, categories, the table's name,
     fingerprints, post-processing) is a ``repr`` literal of a builtin type in the constants block; the
@@ -331,24 +271,18 @@ def release_script(
 
     Args:
         release: the release to reproduce (it must state its ``dataset_identity``).
-        coercions: the type changes made after loading, as (column, kind) pairs with kinds from
-            ``dpdash.loading.COLUMN_KINDS``.
-        lossy: whether values that did not convert became missing.
-        table_name: the table's name in the app (shown in the script, for people).
-        ledger: the ledger the release was spent from (``Ledger.location``: a file, or a PostgreSQL URL
-            without its password); ``None``: ``default_ledger_location()`` now. The script's ``--ledger``
-            defaults to it.
+        origin: the table's type changes (``coercions``, ``lossy``), its name in the app and the ledger
+            the release was spent from (``dpdash.table_origin.TableOrigin``; the script's ``--ledger``
+            defaults to that ledger).
         python: the Python the script's ``RUN`` command names (the app gives its own, ``sys.executable``).
 
     Raises:
         ParameterError: a release without a dataset identity, or with a mechanism ``release()`` does not
-            know; a coercion kind that does not exist.
+            know.
         ParameterTypeError: a part of the release that is not plain data (see ``Release.to_dict``).
     """
-    values = reproduction_values(
-        release, coercions=coercions, lossy=lossy, table_name=table_name, ledger=ledger
-    )
-    return script_text(_SCRIPT_DOC, _SCRIPT_BODY, SCRIPT_CONSTANTS, values, python=python,
+    values = reproduction_values(release, origin=origin)
+    return script_text(_SCRIPT_DOC, _SCRIPT_BODY, SCRIPT_CONSTANTS, values, origin=origin, python=python,
                        script="reproduce_release.py")  # fmt: skip
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from collections.abc import Sequence
-from pathlib import Path
+import textwrap
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dpdash.errors import DPDashError
@@ -27,6 +27,7 @@ from dpdash.facts import Facts
 from dpdash.markdown import md
 from dpdash.postprocessing import describe_postprocessing
 from dpdash.release import Release
+from dpdash.table_origin import TableOrigin
 from dpdash.wording import accuracy_words, guarantee
 
 __all__ = ["NOTEBOOK_FILE", "release_notebook"]
@@ -36,11 +37,11 @@ NOTEBOOK_FILE = "reproduce_release.ipynb"
 _LISTED = 40  # categories, bins, candidates shown in words; the rest are counted (all are in the code)
 
 # The code of each code cell after the settings: fixed text, with no user text in it.
-_REPRODUCTION_CODE = "from dpdash.reproduce import Reproduction\n\nREPRODUCTION = Reproduction(\n{fields}\n)"
+_REPRODUCTION_CODE = "from dpdash.reproduce import {imports}\n\nREPRODUCTION = {cls}(\n{fields}\n)"
 _LOAD_CODE = "table = REPRODUCTION.load(TABLE_FILE)  # refused unless it is the release's table"
 _PREVIEW_CODE = "simulated = REPRODUCTION.preview(table)  # SIMULATED: not a release, spends nothing"
-_RELEASE_CODE = f'''if RELEASE:
-    released = REPRODUCTION.spend(table, LEDGER, session={NOTEBOOK_FILE!r})
+_RELEASE_CODE = '''if RELEASE:
+{spend}
 else:
     print(
         "RELEASE is False: nothing was released and nothing was spent. To release, set RELEASE = True in "
@@ -167,9 +168,9 @@ def _mechanism_markdown(release: Release, facts: Facts) -> str:
     return "\n".join(lines).rstrip()
 
 
-def load_markdown(coercions: Sequence[Sequence[str]], lossy: bool) -> str:
+def _load_markdown(origin: TableOrigin) -> str:
     """Section 3 of a reproduction notebook: how the table is loaded and checked."""
-    changes = "; ".join(f"{shown(column)} to {md(kind)}" for column, kind in coercions)
+    changes = "; ".join(f"{shown(column)} to {md(kind)}" for column, kind in origin.coercions)
     lines = [
         "## 3. Load the table and check it is the same one",
         "",
@@ -179,7 +180,7 @@ def load_markdown(coercions: Sequence[Sequence[str]], lossy: bool) -> str:
     if changes:
         lines.append(
             f"Then the app's type changes are applied again, in order: {changes}"
-            + (" (values that do not convert become missing)." if lossy else ".")
+            + (" (values that do not convert become missing)." if origin.lossy else ".")
         )
     lines.append("The result must be exactly the table the app queried.")
     return "\n".join(lines)
@@ -192,34 +193,18 @@ def _cell(kind: str, source: str, index: int) -> dict[str, Any]:
     return cell
 
 
-def release_notebook(
-    release: Release,
-    *,
-    coercions: Sequence[Sequence[str]] = (),
-    lossy: bool = False,
-    table_name: str = "",
-    ledger: str | Path | None = None,
-) -> str:
+def release_notebook(release: Release, *, origin: TableOrigin = TableOrigin()) -> str:
     """The notebook (nbformat 4.5 JSON, as text) that explains ``release`` and makes it again, with new
     noise, only by spending from the ledger; the arguments are ``release_script``'s.
 
     Raises:
         ParameterError, ParameterTypeError: as ``dpdash.export.release_script``.
     """
-    values = reproduction_values(release, coercions=coercions, lossy=lossy, table_name=table_name,
-                                 ledger=ledger)  # fmt: skip
+    values = reproduction_values(release, origin=origin)
     facts = Facts.from_dict(release.query.get("facts", {}))
-    table_file = table_name if table_name and "." in table_name else "TABLE_FILE"
-    fields = "\n".join(f"    {key.lower()}={literal(value, key.lower())}," for key, value in values.items())
-    settings = (
-        "# Set these, then run the notebook from the top.\n"
-        f"TABLE_FILE = {literal(table_file, 'table_file')}  # the file the table was loaded from\n"
-        f"LEDGER = {literal(values['LEDGER'], 'ledger')}  # the ledger it was spent from (a file or URL)\n"
-        "RELEASE = False  # True: the last cell releases with new noise and spends from LEDGER"
-    )
     intro = (
         f"# Reproduce a dpdash release: {md(values['RELEASE'])}\n\n"
-        f"## 1. What this is\n\nA release made with dpdash from the table {shown(table_name)}. This "
+        f"## 1. What this is\n\nA release made with dpdash from the table {shown(origin.table_name)}. This "
         "notebook explains each step and makes the same query again, with **new noise**: the same query "
         "again spends privacy budget again, and the two results together reveal more than either.\n\n"
         "Run it from the top. As downloaded (`RELEASE = False`) it only **previews**: simulated values that "
@@ -236,20 +221,53 @@ def release_notebook(
         "samplers, spends ε from `LEDGER` for this dataset, and shows the released values with their ±. It "
         "cannot be undone."
     )
-    cells = [
+    return reproduction_notebook(
+        values, origin, imports=["Reproduction"],
+        settings=["RELEASE = False  # True: the last cell releases with new noise and spends from LEDGER"],
+        spend=f"released = REPRODUCTION.spend(table, LEDGER, session={NOTEBOOK_FILE!r})",
+        intro=intro, facts=_facts_markdown(release.query, facts), method=_mechanism_markdown(release, facts),
+        preview=preview, release=release_md,
+    )  # fmt: skip
+
+
+def reproduction_notebook(
+    values: Mapping[str, object],
+    origin: TableOrigin,
+    *,
+    imports: Sequence[str],
+    settings: Sequence[str],
+    spend: str,
+    intro: str,
+    facts: str,
+    method: str,
+    preview: str,
+    release: str,
+) -> str:
+    """A reproduction notebook's JSON (``notebook_json``), cell by cell: the ``intro`` (section 1); the
+    settings (``TABLE_FILE``, ``LEDGER``, then the lines ``settings``); the ``facts`` (section 2); the
+    names ``imports`` from ``dpdash.reproduce``, the first the class built from ``values`` (as literals);
+    how the table is loaded and checked (section 3) and the code that loads it; the ``method`` (section
+    4); the ``preview`` and its code; the ``release`` and its code, which runs ``spend`` if ``RELEASE``."""
+    fields = "\n".join(f"    {key.lower()}={literal(value, key.lower())}," for key, value in values.items())
+    settings_code = "\n".join([
+        "# Set these, then run the notebook from the top.",
+        f"TABLE_FILE = {literal(origin.table_file, 'table_file')}  # the file the table was loaded from",
+        f"LEDGER = {literal(values['LEDGER'], 'ledger')}  # the ledger it was spent from (a file or URL)",
+        *settings,
+    ])  # fmt: skip
+    return notebook_json([
         ("markdown", intro),
-        ("code", settings),
-        ("markdown", _facts_markdown(release.query, facts)),
-        ("code", _REPRODUCTION_CODE.format(fields=fields)),
-        ("markdown", load_markdown(values["COERCIONS"], lossy)),  # type: ignore[arg-type]
+        ("code", settings_code),
+        ("markdown", facts),
+        ("code", _REPRODUCTION_CODE.format(imports=", ".join(imports), cls=imports[0], fields=fields)),
+        ("markdown", _load_markdown(origin)),
         ("code", _LOAD_CODE),
-        ("markdown", _mechanism_markdown(release, facts)),
+        ("markdown", method),
         ("markdown", preview),
         ("code", _PREVIEW_CODE),
-        ("markdown", release_md),
-        ("code", _RELEASE_CODE),
-    ]
-    return notebook_json(cells)
+        ("markdown", release),
+        ("code", _RELEASE_CODE.format(spend=textwrap.indent(spend, "    "))),
+    ])  # fmt: skip
 
 
 def notebook_json(cells: Sequence[tuple[str, str]]) -> str:

@@ -16,15 +16,13 @@ and the notebook's Markdown only escaped (``dpdash.markdown.md``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-
 from dpdash import _validation as check
 from dpdash.errors import ParameterTypeError
-from dpdash.export import literal, script_text, table_values
+from dpdash.export import script_text
 from dpdash.markdown import md
-from dpdash.notebook import listed, load_markdown, notebook_json, shown
+from dpdash.notebook import listed, reproduction_notebook, shown
 from dpdash.synthetic import METHODS, PREVIEW_SEED, SyntheticRelease
+from dpdash.table_origin import TableOrigin
 from dpdash.wording import guarantee
 from dpdash.workspace import facts_to_dict
 
@@ -116,12 +114,7 @@ if __name__ == "__main__":
 
 
 def synthetic_values(
-    synthetic: SyntheticRelease,
-    *,
-    coercions: Sequence[Sequence[str]] = (),
-    lossy: bool = False,
-    table_name: str = "",
-    ledger: str | Path | None = None,
+    synthetic: SyntheticRelease, *, origin: TableOrigin = TableOrigin()
 ) -> dict[str, object]:
     """What drawing ``synthetic`` again needs, checked, as plain data: the ``SYNTHETIC_CONSTANTS`` but
     ``RUN``, in that order (``dpdash.reproduce.SyntheticReproduction``'s fields, upper-cased).
@@ -136,10 +129,7 @@ def synthetic_values(
     domain = synthetic.domain
     return {
         "RELEASE": f"{synthetic.query_name}, ε = {synthetic.epsilon:g}, δ = {synthetic.delta:g}",
-        **table_values(
-            synthetic.dataset_identity, synthetic.dataset_fingerprint, coercions=coercions, lossy=lossy,
-            table_name=table_name, ledger=ledger,
-        ),
+        **origin.values(synthetic.dataset_identity, synthetic.dataset_fingerprint),
         "METHOD": check.one_of(synthetic.method, "method", METHODS),
         "WORKLOAD": [list(pair) for pair in synthetic.workload],
         "COLUMNS": list(domain.names),
@@ -153,56 +143,38 @@ def synthetic_values(
 
 
 def synthetic_script(
-    synthetic: SyntheticRelease,
-    *,
-    coercions: Sequence[Sequence[str]] = (),
-    lossy: bool = False,
-    table_name: str = "",
-    ledger: str | Path | None = None,
-    python: str = "python",
+    synthetic: SyntheticRelease, *, origin: TableOrigin = TableOrigin(), python: str = "python"
 ) -> str:
     """A Python script that draws ``synthetic`` again, and releases it only through the ledger.
 
     ``python reproduce_synthetic.py TABLE_FILE`` reads and checks the table as ``release_script`` does
-    (its identity, ``coercions`` re-applied with ``drop_invalid=lossy``, the exact table's fingerprint),
+    (its identity, ``origin.coercions`` re-applied with ``drop_invalid=origin.lossy``, the exact table's
+    fingerprint),
     then previews: ``dpdash.synthesize`` with the same columns, facts, bins, method, ε, δ and number of
     rows, seeded (``PREVIEW_SEED``), spending nothing. ``--release`` draws on OS randomness, spends from
-    the ledger (``--ledger``, else ``ledger``) in one transaction, and only then writes the CSV.
+    the ledger (``--ledger``, else ``origin.ledger``) in one transaction, and only then writes the CSV.
 
     Every value from the release or the caller is an inert literal in the constants block; the code around
     it is fixed text. No true value is written (only the synthetic table's number of rows).
 
     Args:
         synthetic: the synthetic release to draw again.
-        coercions, lossy, table_name, ledger, python: as ``dpdash.export.release_script``.
+        origin, python: as ``dpdash.export.release_script``.
 
     Raises:
-        ParameterError: a method ``synthesize`` does not know; a coercion kind that does not exist.
+        ParameterError: a method ``synthesize`` does not know.
         ParameterTypeError: a part of the release that is not plain data, arguments of the wrong type.
     """
-    values = synthetic_values(synthetic, coercions=coercions, lossy=lossy, table_name=table_name,
-                              ledger=ledger)  # fmt: skip
-    return script_text(_SCRIPT_DOC, _SCRIPT_BODY, SYNTHETIC_CONSTANTS, values, python=python,
+    values = synthetic_values(synthetic, origin=origin)
+    return script_text(_SCRIPT_DOC, _SCRIPT_BODY, SYNTHETIC_CONSTANTS, values, origin=origin, python=python,
                        script=SYNTHETIC_SCRIPT)  # fmt: skip
 
 
 # ---- the notebook ----------------------------------------------------------------------------------------
 
-_REPRODUCTION_CODE = (
-    "from dpdash.reproduce import SyntheticReproduction, beside\n\nREPRODUCTION = SyntheticReproduction(\n"
-    "{fields}\n)"
-)
-_LOAD_CODE = "table = REPRODUCTION.load(TABLE_FILE)  # refused unless it is the release's table"
-_PREVIEW_CODE = "simulated = REPRODUCTION.preview(table)  # SIMULATED: not a release, spends nothing"
-_RELEASE_CODE = f'''if RELEASE:
-    released, written = REPRODUCTION.spend(
-        table, LEDGER, session={SYNTHETIC_NOTEBOOK!r}, output=OUTPUT or beside(TABLE_FILE)
-    )
-else:
-    print(
-        "RELEASE is False: nothing was released and nothing was spent. To release, set RELEASE = True in "
-        "the first code cell and run the notebook again: it spends epsilon from LEDGER."
-    )'''
+_SPEND_CODE = f"""released, written = REPRODUCTION.spend(
+    table, LEDGER, session={SYNTHETIC_NOTEBOOK!r}, output=OUTPUT or beside(TABLE_FILE)
+)"""
 
 
 def _column_line(column: dict[str, object]) -> str:
@@ -261,14 +233,7 @@ def _method_markdown(synthetic: SyntheticRelease) -> str:
     ])  # fmt: skip
 
 
-def synthetic_notebook(
-    synthetic: SyntheticRelease,
-    *,
-    coercions: Sequence[Sequence[str]] = (),
-    lossy: bool = False,
-    table_name: str = "",
-    ledger: str | Path | None = None,
-) -> str:
+def synthetic_notebook(synthetic: SyntheticRelease, *, origin: TableOrigin = TableOrigin()) -> str:
     """The notebook (nbformat 4.5 JSON, as text) that explains ``synthetic`` and draws it again: run top to
     bottom it previews (``RELEASE = False``); with ``RELEASE = True`` it spends from the ledger and writes
     the CSV. The arguments are ``synthetic_script``'s.
@@ -276,20 +241,11 @@ def synthetic_notebook(
     Raises:
         ParameterError, ParameterTypeError: as ``synthetic_script``.
     """
-    values = synthetic_values(synthetic, coercions=coercions, lossy=lossy, table_name=table_name,
-                              ledger=ledger)  # fmt: skip
-    table_file = table_name if table_name and "." in table_name else "TABLE_FILE"
-    fields = "\n".join(f"    {key.lower()}={literal(value, key.lower())}," for key, value in values.items())
-    settings = (
-        "# Set these, then run the notebook from the top.\n"
-        f"TABLE_FILE = {literal(table_file, 'table_file')}  # the file the table was loaded from\n"
-        f"LEDGER = {literal(values['LEDGER'], 'ledger')}  # the ledger it was spent from (a file or URL)\n"
-        "OUTPUT = None  # the CSV to write; None: TABLE-synthetic.csv beside TABLE_FILE\n"
-        "RELEASE = False  # True: the last cell releases with new randomness and spends from LEDGER"
-    )
+    values = synthetic_values(synthetic, origin=origin)
     intro = (
         f"# Draw a dpdash synthetic table again: {md(values['RELEASE'])}\n\n"
-        f"## 1. What this is\n\nA synthetic table released with dpdash from the table {shown(table_name)}. "
+        f"## 1. What this is\n\nA synthetic table released with dpdash from the table "
+        f"{shown(origin.table_name)}. "
         "This notebook explains each step and draws it again with **new randomness**: drawing again spends "
         "privacy budget again, and the two tables together reveal more than either.\n\n"
         "Run it from the top. As downloaded (`RELEASE = False`) it only **previews**: a seeded draw on the "
@@ -307,16 +263,12 @@ def synthetic_notebook(
         "on OS randomness, spends ε from `LEDGER` for this dataset, then writes the table to `OUTPUT`. It "
         "cannot be undone."
     )
-    return notebook_json([
-        ("markdown", intro),
-        ("code", settings),
-        ("markdown", _facts_markdown(synthetic)),
-        ("code", _REPRODUCTION_CODE.format(fields=fields)),
-        ("markdown", load_markdown(values["COERCIONS"], lossy)),  # type: ignore[arg-type]
-        ("code", _LOAD_CODE),
-        ("markdown", _method_markdown(synthetic)),
-        ("markdown", preview),
-        ("code", _PREVIEW_CODE),
-        ("markdown", release_md),
-        ("code", _RELEASE_CODE),
-    ])  # fmt: skip
+    return reproduction_notebook(
+        values, origin, imports=["SyntheticReproduction", "beside"],
+        settings=[
+            "OUTPUT = None  # the CSV to write; None: TABLE-synthetic.csv beside TABLE_FILE",
+            "RELEASE = False  # True: the last cell releases with new randomness and spends from LEDGER",
+        ],
+        spend=_SPEND_CODE, intro=intro, facts=_facts_markdown(synthetic), method=_method_markdown(synthetic),
+        preview=preview, release=release_md,
+    )  # fmt: skip

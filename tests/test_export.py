@@ -25,6 +25,7 @@ from dpdash.loading import coerce_column, load_table
 from dpdash.mechanisms import Geometric, KeyThreshold
 from dpdash.queries import Histogram, KeyCounts, Mean, Quantile
 from dpdash.release import release
+from dpdash.table_origin import TableOrigin
 
 
 def _release() -> tuple[pd.DataFrame, object]:
@@ -73,11 +74,8 @@ def coded_table(tmp_path: Path) -> dict[str, Any]:
     with Ledger(ledger_path) as ledger:
         ledger.add_dataset(name="people", fingerprint=identity, budget=Budget(12.0), accountant="basic")
     script = tmp_path / "reproduce_release.py"
-    script.write_text(
-        release_script(
-            app_release, coercions=[("sex", "categorical")], table_name="people.csv", ledger=ledger_path
-        )
-    )
+    origin = TableOrigin(coercions=[("sex", "categorical")], table_name="people.csv", ledger=ledger_path)
+    script.write_text(release_script(app_release, origin=origin))
     return {
         "path": path,
         "identity": identity,
@@ -135,10 +133,8 @@ def test_the_script_refuses_when_its_ledger_is_not_there(coded_table, tmp_path: 
     """A script made with a ledger that is gone names it, and asks for --ledger; nothing is created."""
     gone = tmp_path / "moved" / "ledger.sqlite"
     script = tmp_path / "gone.py"
-    script.write_text(
-        release_script(coded_table["release"], coercions=[("sex", "categorical")],
-                       ledger=gone, python="/x/py")
-    )
+    origin = TableOrigin(coercions=[("sex", "categorical")], ledger=gone)
+    script.write_text(release_script(coded_table["release"], origin=origin, python="/x/py"))
     assert script.read_text().splitlines()[0] == "# Run it with: /x/py reproduce_release.py TABLE_FILE"
     out = _run(script, str(coded_table["path"]), ledger=None)
     assert out.returncode == 1 and f"this release was spent from {gone}" in out.stderr, out.stderr
@@ -201,7 +197,7 @@ def test_a_mean_through_the_script_is_one_release_of_two_entries(coded_table) ->
         Mean(column="age", bounds=Bounds(0, 120)), "Laplace", df, epsilon=1.0, identity=fingerprint(raw)
     )
     script = coded_table["script"].with_name("mean.py")
-    script.write_text(release_script(r, coercions=[("sex", "categorical")]))
+    script.write_text(release_script(r, origin=TableOrigin(coercions=[("sex", "categorical")])))
     out = _run(script, str(coded_table["path"]), ledger=coded_table["ledger"])
     assert out.returncode == 0, out.stderr
     with Ledger(coded_table["ledger"]) as ledger:
@@ -217,7 +213,7 @@ def test_key_counts_through_the_script_publish_only_keys_above_the_threshold(cod
     df = coerce_column(raw, "sex", "categorical")
     r = release(KeyCounts(column="age"), "geometric", df, epsilon=2.0, delta=1e-6, identity=fingerprint(raw))
     script = coded_table["script"].with_name("keys.py")
-    script.write_text(release_script(r, coercions=[("sex", "categorical")]))
+    script.write_text(release_script(r, origin=TableOrigin(coercions=[("sex", "categorical")])))
     tau = KeyThreshold(epsilon=2.0, delta=1e-6, max_groups=1, max_rows_per_group=1).threshold
     # The fixture's budget has δ = 0: a release with δ > 0 does not fit it, and nothing is recorded.
     refused = _run(script, str(coded_table["path"]), ledger=coded_table["ledger"])

@@ -23,6 +23,7 @@ from dpdash.export import SCRIPT_CONSTANTS, release_script
 from dpdash.ledger import default_ledger_location
 from dpdash.queries import Count, Histogram, Where
 from dpdash.release import Release, release
+from dpdash.table_origin import TableOrigin
 
 # Each payload tries to end the string it is written into (docstring, repr, f-string, comment) and run code;
 # the rest are characters that break a naive literal (\N{ escapes, line ends Python or editors honour, NUL).
@@ -82,7 +83,7 @@ def assert_only_intended_code(
     benign = dataclasses.replace(
         release_, query={"type": "count"}, query_name="q", dataset_fingerprint="f", dataset_identity="i"
     )
-    reference = ast.parse(release_script(benign, table_name="t"))
+    reference = ast.parse(release_script(benign, origin=TableOrigin(table_name="t")))
     assert len(tree.body) == len(reference.body)
     expected = _constants(release_, table_name, coercions)
     assert list(expected) == list(SCRIPT_CONSTANTS)
@@ -118,10 +119,10 @@ def _hostile_coercions() -> list[list[str]]:
 def test_hostile_names_are_inert_literals(query) -> None:
     r = release(query, "Geometric", _hostile_table(), epsilon=1.0)
     for name in ["table.csv", *VALUES]:
-        assert_only_intended_code(release_script(r, table_name=name), r, name)
+        assert_only_intended_code(release_script(r, origin=TableOrigin(table_name=name)), r, name)
     coercions = _hostile_coercions()
     assert_only_intended_code(
-        release_script(r, coercions=coercions, table_name="t.csv"), r, "t.csv", coercions
+        release_script(r, origin=TableOrigin(coercions=coercions, table_name="t.csv")), r, "t.csv", coercions
     )
 
 
@@ -155,8 +156,8 @@ def test_script_with_hostile_names_runs_the_query_only(kind: str, tmp_path: Path
             name="hostile", fingerprint=fingerprint(raw), budget=Budget(5.0), accountant="basic"
         )
     script = tmp_path / "reproduce.py"
-    script.write_text(release_script(r, coercions=coercions, table_name=PAYLOADS[0], ledger=ledger_path),
-                      encoding="utf-8")
+    origin = TableOrigin(coercions=coercions, table_name=PAYLOADS[0], ledger=ledger_path)
+    script.write_text(release_script(r, origin=origin), encoding="utf-8")
     before = set(os.listdir(tmp_path))
     repo = str(Path(__file__).resolve().parents[1])
     out = subprocess.run(
@@ -184,7 +185,8 @@ def test_any_text_is_an_inert_literal(column: str, value: str, category: str, na
     ):
         r = release(query, "Geometric", df, epsilon=1.0)
         coercions = [[column, "categorical"], [name, "text"]]
-        assert_only_intended_code(release_script(r, coercions=coercions, table_name=name), r, name, coercions)
+        origin = TableOrigin(coercions=coercions, table_name=name)
+        assert_only_intended_code(release_script(r, origin=origin), r, name, coercions)
 
 
 def test_hostile_steps_fingerprints_and_names_from_a_record_stay_literals() -> None:
@@ -194,7 +196,7 @@ def test_hostile_steps_fingerprints_and_names_from_a_record_stay_literals() -> N
     forged = dataclasses.replace(
         r, postprocessing=(evil,), dataset_fingerprint=evil, dataset_identity=evil, query_name=evil
     )
-    script = release_script(forged, coercions=[[evil, "text"]], table_name=evil)
+    script = release_script(forged, origin=TableOrigin(coercions=[[evil, "text"]], table_name=evil))
     tree = ast.parse(script)
     constants = {
         node.targets[0].id: ast.literal_eval(node.value)
@@ -215,9 +217,9 @@ def test_a_forged_mechanism_or_coercion_kind_is_refused() -> None:
     with pytest.raises(ParameterError, match="mechanism must be one of"):
         release_script(dataclasses.replace(r, mechanism='Geometric";import os;"'))
     with pytest.raises(ParameterError, match="kind"):
-        release_script(r, coercions=[["a", 'text";import os;"']])
+        release_script(r, origin=TableOrigin(coercions=[["a", 'text";import os;"']]))
     with pytest.raises(ParameterTypeError, match="coercions must be"):
-        release_script(r, coercions=["ab"])
+        release_script(r, origin=TableOrigin(coercions=["ab"]))
     with pytest.raises(ParameterError, match="dataset_identity"):
         release_script(dataclasses.replace(r, dataset_identity=None))
 
@@ -226,7 +228,7 @@ def test_the_script_holds_no_true_value() -> None:
     """Distinctive true counts (large primes) are nowhere among the script's constants."""
     df = pd.DataFrame({"g": ["a"] * 7919 + ["b"] * 10007})
     r = release(Histogram(column="g", categories=["a", "b"]), "Geometric", df, epsilon=1.0)
-    tree = ast.parse(release_script(r, table_name="t.csv"))
+    tree = ast.parse(release_script(r, origin=TableOrigin(table_name="t.csv")))
 
     def leaves(value: object) -> list[object]:
         if isinstance(value, dict):
@@ -260,7 +262,8 @@ def test_objects_that_are_not_plain_data_are_refused() -> None:
 
     r = release(Count(), "Geometric", pd.DataFrame({"a": [1]}), epsilon=1.0)
     script = release_script(
-        dataclasses.replace(r, query_name=Sneaky("q"), mechanism=Sneaky("Geometric")), table_name=Sneaky("t")
+        dataclasses.replace(r, query_name=Sneaky("q"), mechanism=Sneaky("Geometric")),
+        origin=TableOrigin(table_name=Sneaky("t")),
     )
     assert "__import__" not in script  # a str subclass is written as the plain string it holds
     with pytest.raises(ParameterTypeError, match="query must hold only strings"):

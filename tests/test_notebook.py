@@ -28,6 +28,7 @@ from dpdash.markdown import md
 from dpdash.notebook import release_notebook
 from dpdash.queries import Count, Histogram, Where
 from dpdash.release import Release, release
+from dpdash.table_origin import TableOrigin
 
 REPO = str(Path(__file__).resolve().parents[1])
 # Each tries to end a string or a Markdown/HTML context it is written into; the last ones break lines.
@@ -82,9 +83,11 @@ def _shape(tree: ast.Module) -> str:
 def test_hostile_names_are_only_escaped_text_and_literals() -> None:
     r = _hostile_release(HOSTILE)
     coercions = [[name, "categorical"] for name in HOSTILE[:4]]
-    text = release_notebook(r, coercions=coercions, table_name=HOSTILE[0], ledger="/tmp/l.sqlite")
-    benign = release_notebook(_hostile_release(["a", "b"]), coercions=[["a", "text"]], table_name="t.csv",
-                              ledger="/tmp/l.sqlite")  # fmt: skip
+    origin = TableOrigin(coercions=coercions, table_name=HOSTILE[0], ledger="/tmp/l.sqlite")
+    text = release_notebook(r, origin=origin)
+    benign = release_notebook(_hostile_release(["a", "b"]), origin=TableOrigin(
+        coercions=[["a", "text"]], table_name="t.csv", ledger="/tmp/l.sqlite"
+    ))  # fmt: skip
     # Code: exactly the intended statements; every value that comes from the release is a literal.
     code, reference = _code(text), _code(benign)
     assert len(code) == len(reference) == 5
@@ -94,7 +97,7 @@ def test_hostile_names_are_only_escaped_text_and_literals() -> None:
     assert settings == {"TABLE_FILE": HOSTILE[0], "LEDGER": "/tmp/l.sqlite", "RELEASE": False}
     call = ast.parse(code[1]).body[1].value
     fields = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-    expected = reproduction_values(r, coercions=coercions, table_name=HOSTILE[0], ledger="/tmp/l.sqlite")
+    expected = reproduction_values(r, origin=origin)
     assert fields == {key.lower(): value for key, value in expected.items()}
     assert fields["query"]["where"][0] == {"column": HOSTILE[0], "op": "==", "value": HOSTILE[0]}
     # Markdown: each name escaped, no line of it starting a block, nothing of it raw.
@@ -112,7 +115,7 @@ def test_hostile_names_are_only_escaped_text_and_literals() -> None:
 def test_the_notebook_is_valid_nbformat() -> None:
     nbformat = pytest.importorskip("nbformat")
     r = _hostile_release(HOSTILE)
-    notebook = nbformat.reads(release_notebook(r, table_name="t.csv"), as_version=4)
+    notebook = nbformat.reads(release_notebook(r, origin=TableOrigin(table_name="t.csv")), as_version=4)
     nbformat.validate(notebook)  # raises if not valid under the v4 schema
     assert notebook.nbformat_minor == 5 and len({cell.id for cell in notebook.cells}) == len(notebook.cells)
 
@@ -121,7 +124,7 @@ def test_the_notebook_states_the_facts_the_mechanism_and_the_plus_minus() -> Non
     df = pd.DataFrame({"g": ["a", "b", "a"]})
     r = release(Histogram(column="g", categories=["a", "b"]), "Geometric", df, epsilon=0.5,
                 identity="sha256:x", postprocess=["clamp_nonnegative"])  # fmt: skip
-    text = "\n".join(_markdown(release_notebook(r, table_name="t.csv")))
+    text = "\n".join(_markdown(release_notebook(r, origin=TableOrigin(table_name="t.csv"))))
     assert "Categories (public): “a”, “b”." in text and "Column: “g”." in text
     assert "**Unit of privacy:** Protects each row" in text
     assert "ε = 0.5" in text and "**Geometric**" in text and "e\\^0\\.5 ≈ 1\\.65" in text
@@ -179,7 +182,8 @@ def made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     ledger = tmp_path / "ledger.sqlite"
     with Ledger(ledger) as book:
         book.add_dataset(name="people", fingerprint=identity, budget=Budget(3.0), accountant="basic")
-    text = release_notebook(made, coercions=[("sex", "categorical")], table_name="people.csv", ledger=ledger)
+    origin = TableOrigin(coercions=[("sex", "categorical")], table_name="people.csv", ledger=ledger)
+    text = release_notebook(made, origin=origin)
     return {"dir": tmp_path, "path": path, "identity": identity, "ledger": ledger, "text": text}
 
 

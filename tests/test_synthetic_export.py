@@ -33,6 +33,7 @@ from dpdash.synthetic_export import (
     synthetic_script,
     synthetic_values,
 )
+from dpdash.table_origin import TableOrigin
 from tests.test_export_script import PAYLOADS
 from tests.test_notebook import HOSTILE, _code, _execute, _markdown, _shape, _text, kernel  # noqa: F401
 
@@ -59,11 +60,11 @@ def made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         dataset = book.add_dataset(name="people", fingerprint=identity, budget=Budget(3.0, 1e-5),
                                    accountant="zcdp")  # fmt: skip
         book.spend_release(dataset, released)
-    options = {"coercions": [("sex", "categorical")], "table_name": "people.csv", "ledger": ledger}
+    origin = TableOrigin(coercions=[("sex", "categorical")], table_name="people.csv", ledger=ledger)
     script = tmp_path / "reproduce_synthetic.py"
-    script.write_text(synthetic_script(released, **options), encoding="utf-8")
+    script.write_text(synthetic_script(released, origin=origin), encoding="utf-8")
     return {"dir": tmp_path, "path": path, "identity": identity, "ledger": ledger, "df": df,
-            "released": released, "script": script, "options": options}  # fmt: skip
+            "released": released, "script": script, "origin": origin}  # fmt: skip
 
 
 def _run(made: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
@@ -169,8 +170,9 @@ def test_hostile_names_are_inert_literals_in_the_script_and_escaped_in_the_noteb
     hostile, benign = _hostile(names, categories), _hostile(["a", "b", "c"], ["x", "y"])
     coercions = [[name, "categorical"] for name in names]
     # The script: the template's statements, and its constants are literals of the release.
-    script = synthetic_script(hostile, coercions=coercions, table_name=PAYLOADS[0], ledger="/tmp/l.sqlite")
-    reference = synthetic_script(benign, table_name="t.csv", ledger="/tmp/l.sqlite")
+    origin = TableOrigin(coercions=coercions, table_name=PAYLOADS[0], ledger="/tmp/l.sqlite")
+    script = synthetic_script(hostile, origin=origin)
+    reference = synthetic_script(benign, origin=TableOrigin(table_name="t.csv", ledger="/tmp/l.sqlite"))
     tree, ref = ast.parse(script), ast.parse(reference)
     assert len(tree.body) == len(ref.body)
     constants = {}
@@ -180,14 +182,15 @@ def test_hostile_names_are_inert_literals_in_the_script_and_escaped_in_the_noteb
             constants[target] = ast.literal_eval(node.value)  # a literal, or this raises
         else:
             assert ast.dump(node) == ast.dump(other)
-    expected = synthetic_values(hostile, coercions=coercions, table_name=PAYLOADS[0], ledger="/tmp/l.sqlite")
+    expected = synthetic_values(hostile, origin=origin)
     assert list(constants) == list(SYNTHETIC_CONSTANTS)
     assert {k: v for k, v in constants.items() if k != "RUN"} == expected
     assert constants["COLUMNS"] == names and constants["FACTS"]["categories"][names[0]] == categories
     # The notebook: code cells of the same shape, names only as literals; Markdown escaped.
     markup = [n for n in HOSTILE if "\x00" not in n][:3]
-    text = synthetic_notebook(_hostile(markup, markup), table_name=markup[0], ledger="/tmp/l.sqlite")
-    plain = synthetic_notebook(benign, table_name="t.csv", ledger="/tmp/l.sqlite")
+    origin = TableOrigin(table_name=markup[0], ledger="/tmp/l.sqlite")
+    text = synthetic_notebook(_hostile(markup, markup), origin=origin)
+    plain = synthetic_notebook(benign, origin=TableOrigin(table_name="t.csv", ledger="/tmp/l.sqlite"))
     code, reference_code = _code(text), _code(plain)
     assert len(code) == len(reference_code) == 5
     for cell, other_cell in zip(code, reference_code, strict=True):
@@ -201,7 +204,7 @@ def test_hostile_names_are_inert_literals_in_the_script_and_escaped_in_the_noteb
 
 def test_the_notebook_is_valid_nbformat(made: dict[str, Any]) -> None:
     nbformat = pytest.importorskip("nbformat")
-    notebook = nbformat.reads(synthetic_notebook(made["released"], **made["options"]), as_version=4)
+    notebook = nbformat.reads(synthetic_notebook(made["released"], origin=made["origin"]), as_version=4)
     nbformat.validate(notebook)
     assert len({cell.id for cell in notebook.cells}) == len(notebook.cells)
 
@@ -209,7 +212,7 @@ def test_the_notebook_is_valid_nbformat(made: dict[str, Any]) -> None:
 @pytest.mark.slow
 def test_the_notebook_run_top_to_bottom_only_previews(made: dict[str, Any], kernel: str) -> None:  # noqa: F811
     before, files = _ledger(made), _files(made["dir"])
-    text = synthetic_notebook(made["released"], **made["options"])
+    text = synthetic_notebook(made["released"], origin=made["origin"])
     outputs = _execute(text, made["dir"], kernel)
     printed = _text(outputs)
     assert printed.startswith("SIMULATED PREVIEW: not a release, no budget spent")
@@ -232,14 +235,14 @@ def test_an_aim_release_is_drawn_again_with_its_workload(made: dict[str, Any]) -
     df, identity = made["df"], made["identity"]
     released = synthesize(df, FACTS, epsilon=EPSILON, delta=DELTA, identity=identity, bins=4, method="aim",
                           workload=[("sex", "age")])  # fmt: skip
-    values = synthetic_values(released, **made["options"])
+    values = synthetic_values(released, origin=made["origin"])
     assert (values["METHOD"], values["WORKLOAD"]) == ("aim", [["sex", "age"]])
-    made["script"].write_text(synthetic_script(released, **made["options"]), encoding="utf-8")
+    made["script"].write_text(synthetic_script(released, origin=made["origin"]), encoding="utf-8")
     out = _run(made, "people.csv")
     assert out.returncode == 0, out.stderr
     previewed = synthesize(df, FACTS, epsilon=EPSILON, delta=DELTA, rng=PREVIEW_SEED, bins=4, method="aim",
                            workload=[("sex", "age")], rows=len(released.table),
                            identity=identity)  # fmt: skip
     assert previewed.table.head(10).to_string(index=False) in out.stdout
-    explained = "\n".join(_markdown(synthetic_notebook(released, **made["options"])))
+    explained = "\n".join(_markdown(synthetic_notebook(released, origin=made["origin"])))
     assert "**AIM** (McKenna, Mullins, Sheldon & Miklau 2022) for the workload “sex” × “age”" in explained

@@ -21,6 +21,7 @@ from dpdash.notebook import NOTEBOOK_FILE, release_notebook
 from dpdash.queries import Query
 from dpdash.release import Release
 from dpdash.rounding import published_figures
+from dpdash.table_origin import TableOrigin
 from dpdash.wording import Guarantee, accuracy_words, guarantee, mechanism_name
 from ui.guarded import draw_release, record_release
 from ui.key_preview import offer_published_keys
@@ -185,16 +186,13 @@ def show_last_release(table: ActiveTable, choice: ReleaseChoice) -> None:
             key="release_download_json", on_click="ignore",
         )
         if connection is None:
-            script = export.release_script(
-                last, coercions=coercions, lossy=lossy, table_name=name, ledger=ledger().location,
-                python=sys.executable,
-            )
+            origin = TableOrigin(coercions=coercions, lossy=lossy, table_name=name, ledger=ledger().location)
+            script = export.release_script(last, origin=origin, python=sys.executable)
             downloads[2].download_button(
                 "Python script (dpdash)", script, "reproduce_release.py", "text/x-python",
                 key="release_download_script", on_click="ignore",
             )
-            notebook = release_notebook(last, coercions=coercions, lossy=lossy, table_name=name,
-                                        ledger=ledger().location)  # fmt: skip
+            notebook = release_notebook(last, origin=origin)
             downloads[3].download_button(
                 "Jupyter notebook", notebook, NOTEBOOK_FILE, "application/x-ipynb+json",
                 key="release_download_notebook", on_click="ignore",

@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpdash.synthetic import SyntheticRelease
 from dpdash.synthetic_export import SYNTHETIC_NOTEBOOK, SYNTHETIC_SCRIPT, synthetic_notebook, synthetic_script
+from dpdash.table_origin import TableOrigin
 from ui.ledger_session import ledger
 from ui.state import ActiveTable
 from ui.text import md
@@ -37,10 +38,9 @@ def offer_reproduction(table: ActiveTable, released: SyntheticRelease) -> None:
         )
         return
     location = ledger().location
-    script = synthetic_script(released, coercions=coercions, lossy=lossy, table_name=name, ledger=location,
-                              python=sys.executable)  # fmt: skip
-    notebook = synthetic_notebook(released, coercions=coercions, lossy=lossy, table_name=name,
-                                  ledger=location)  # fmt: skip
+    origin = TableOrigin(coercions=coercions, lossy=lossy, table_name=name, ledger=location)
+    script = synthetic_script(released, origin=origin, python=sys.executable)
+    notebook = synthetic_notebook(released, origin=origin)
     left, right = st.columns(2)
     left.download_button("Python script (dpdash)", script, SYNTHETIC_SCRIPT, "text/x-python",
                          key="synthetic_download_script", on_click="ignore")  # fmt: skip
