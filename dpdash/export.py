@@ -18,6 +18,7 @@ import math
 import numbers
 import pprint
 import shlex
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,31 +153,25 @@ from dpdash.errors import DPDashError
 from dpdash.reproduce import Reproduction
 '''
 
-_SCRIPT_BODY = '''
-REPRODUCTION = Reproduction(
-    release=RELEASE, ledger=LEDGER, table_name=TABLE_NAME, identity=IDENTITY, fingerprint=FINGERPRINT,
-    coercions=COERCIONS, lossy=LOSSY, query=QUERY, mechanism=MECHANISM, options=OPTIONS, epsilon=EPSILON,
-    delta=DELTA, confidence=CONFIDENCE, postprocess=POSTPROCESS,
+# The code after a script's constants, around the parts each kind of script fills in (``script_body``).
+_SCRIPT_MAIN = '''
+REPRODUCTION = {cls}(
+{fields}
 )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Reproduce a dpdash release on its table, spending from the dataset's budget in the "
-        "ledger (see the docstring at the top of this file)."
+        description={description}
     )
     parser.add_argument("table", help="the file the table was loaded from (CSV, TSV, Parquet or Excel)")
-    parser.add_argument("--ledger", help=f"the ledger (default: the release's own, {LEDGER})")
-    parser.add_argument("--preview", action="store_true", help="simulate only: no release, no budget spent")
+{options}
     args = parser.parse_args(argv)
     try:
         table = REPRODUCTION.load(args.table)
-        if args.preview:
-            REPRODUCTION.preview(table)
-        else:
-            REPRODUCTION.spend(table, args.ledger or LEDGER, session="reproduce_release.py")
+{run}
     except DPDashError as error:
-        print(f"Not released, nothing was spent: {error}", file=sys.stderr)
+        print(f"Not released, nothing was spent: {{error}}", file=sys.stderr)
         return 1
     return 0
 
@@ -185,11 +180,37 @@ if __name__ == "__main__":
     sys.exit(main())
 '''
 
+
+def script_body(cls: str, names: Sequence[str], *, description: str, options: str, run: str) -> str:
+    """The fixed code after a script's constants: ``REPRODUCTION``, the ``cls`` of ``dpdash.reproduce``
+    built from the constants ``names`` but ``RUN`` (each the keyword of its name in lower case), and
+    ``main``, whose parser has the ``description`` (the code of a string) and, after the table's file,
+    the statements ``options``; it loads and checks the table, runs the statements ``run`` on it, and
+    prints a refusal on stderr with exit code 1. Every part is fixed code, with no user text in it."""
+    keywords = ", ".join(f"{name.lower()}={name}" for name in names if name != "RUN") + ","
+    fields = textwrap.fill(keywords, width=106, initial_indent="    ", subsequent_indent="    ")
+    return _SCRIPT_MAIN.format(cls=cls, fields=fields, description=description,
+                               options=textwrap.indent(options, "    "), run=textwrap.indent(run, " " * 8))
+
+
 #: The constants every script defines, in order (tests compare them with the release's).
 SCRIPT_CONSTANTS = (
     "RELEASE", "RUN", "LEDGER", "TABLE_NAME", "IDENTITY", "FINGERPRINT", "COERCIONS", "LOSSY", "QUERY",
     "MECHANISM", "OPTIONS", "EPSILON", "DELTA", "CONFIDENCE", "POSTPROCESS",
 )  # fmt: skip
+
+_SCRIPT_BODY = script_body(
+    "Reproduction",
+    SCRIPT_CONSTANTS,
+    description='''"Reproduce a dpdash release on its table, spending from the dataset's budget in the "
+        "ledger (see the docstring at the top of this file)."''',
+    options='''parser.add_argument("--ledger", help=f"the ledger (default: the release's own, {LEDGER})")
+parser.add_argument("--preview", action="store_true", help="simulate only: no release, no budget spent")''',
+    run='''if args.preview:
+    REPRODUCTION.preview(table)
+else:
+    REPRODUCTION.spend(table, args.ledger or LEDGER, session="reproduce_release.py")''',
+)
 
 
 def _mechanism_name(release: Release) -> str:

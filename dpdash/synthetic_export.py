@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dpdash import _validation as check
 from dpdash.errors import ParameterTypeError
-from dpdash.export import script_text
+from dpdash.export import script_body, script_text
 from dpdash.markdown import md
 from dpdash.notebook import listed, reproduction_notebook, shown
 from dpdash.synthetic import METHODS, PREVIEW_SEED, SyntheticRelease
@@ -73,44 +73,23 @@ from dpdash.errors import DPDashError
 from dpdash.reproduce import SyntheticReproduction, beside
 '''
 
-_SCRIPT_BODY = f'''
-REPRODUCTION = SyntheticReproduction(
-    release=RELEASE, ledger=LEDGER, table_name=TABLE_NAME, identity=IDENTITY, fingerprint=FINGERPRINT,
-    coercions=COERCIONS, lossy=LOSSY, method=METHOD, workload=WORKLOAD, columns=COLUMNS, facts=FACTS,
-    bins=BINS,
-    epsilon=EPSILON, delta=DELTA, rows=ROWS, seed=SEED,
+_SCRIPT_BODY = script_body(
+    "SyntheticReproduction",
+    SYNTHETIC_CONSTANTS,
+    description='''"Draw a dpdash synthetic table again on its table: a preview by default; with "
+        "--release, spending from the dataset's budget in the ledger (see the docstring at the top)."''',
+    options='''mode = parser.add_mutually_exclusive_group()
+mode.add_argument("--preview", action="store_true", help="simulate only (the default): nothing spent")
+mode.add_argument("--release", action="store_true", help="release: spend from the ledger, write the CSV")
+parser.add_argument("--ledger", help=f"the ledger (default: the release's own, {LEDGER})")
+parser.add_argument("--output", help="the CSV to write (default: TABLE-synthetic.csv beside the table)")''',
+    run=f'''if args.release:
+    output = args.output or beside(args.table)
+    REPRODUCTION.spend(table, args.ledger or LEDGER, session={SYNTHETIC_SCRIPT!r}, output=output)
+else:
+    REPRODUCTION.preview(table)
+    print("To release: run it again with --release (spends from the ledger, writes the CSV).")''',
 )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Draw a dpdash synthetic table again on its table: a preview by default; with "
-        "--release, spending from the dataset's budget in the ledger (see the docstring at the top)."
-    )
-    parser.add_argument("table", help="the file the table was loaded from (CSV, TSV, Parquet or Excel)")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--preview", action="store_true", help="simulate only (the default): nothing spent")
-    mode.add_argument("--release", action="store_true", help="release: spend from the ledger, write the CSV")
-    parser.add_argument("--ledger", help=f"the ledger (default: the release's own, {{LEDGER}})")
-    parser.add_argument("--output", help="the CSV to write (default: TABLE-synthetic.csv beside the table)")
-    args = parser.parse_args(argv)
-    try:
-        table = REPRODUCTION.load(args.table)
-        if args.release:
-            output = args.output or beside(args.table)
-            REPRODUCTION.spend(table, args.ledger or LEDGER, session={SYNTHETIC_SCRIPT!r}, output=output)
-        else:
-            REPRODUCTION.preview(table)
-            print("To release: run it again with --release (spends from the ledger, writes the CSV).")
-    except DPDashError as error:
-        print(f"Not released, nothing was spent: {{error}}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
 
 
 def synthetic_values(
