@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from dpdash._forward import Forwarded
 from dpdash.accounting.accountant import REL_SLACK, PrivacyTotal
 from dpdash.accounting.budget import Budget
 from dpdash.accounting.events import PrivacyEvent
@@ -67,21 +68,11 @@ class Entry:
     created_at: str
     event: PrivacyEvent
 
-    @property
-    def query(self) -> str:
-        return self.event.query
-
-    @property
-    def mechanism(self) -> str:
-        return self.event.mechanism
-
-    @property
-    def epsilon(self) -> float | None:
-        return self.event.epsilon
-
-    @property
-    def delta(self) -> float | None:
-        return self.event.delta
+    # What the event says, read through.
+    query = Forwarded[str]("event.query")
+    mechanism = Forwarded[str]("event.mechanism")
+    epsilon = Forwarded[float | None]("event.epsilon")
+    delta = Forwarded[float | None]("event.delta")
 
 
 @dataclass(frozen=True, slots=True)

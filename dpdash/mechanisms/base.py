@@ -272,8 +272,12 @@ class NoiseMechanism(ABC):
         """Assign a normalised field on a frozen dataclass (used in ``__post_init__``)."""
         object.__setattr__(self, name, value)
 
-    def _check_integer_sensitivity(self) -> None:
-        self._set("sensitivity", check.integer_sensitivity(self.sensitivity, self.name))
+    def _check_sensitivity(self) -> None:
+        """Validate Δ in place: an integer for integer-valued mechanisms, else a finite number ≥ 0."""
+        if self.integer_valued:
+            self._set("sensitivity", check.integer_sensitivity(self.sensitivity, self.name))
+        else:
+            self._set("sensitivity", check.sensitivity(self.sensitivity))
 
 
 class IntegerNoiseMechanism(NoiseMechanism):

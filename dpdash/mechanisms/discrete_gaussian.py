@@ -17,6 +17,7 @@ from dpdash import sampling
 from dpdash._search import bracket, smallest_true
 from dpdash.accuracy import integer_half_width, smallest_integer
 from dpdash.mechanisms.base import IntegerNoiseMechanism
+from dpdash.mechanisms.families import GaussianFamily
 from dpdash.mechanisms.gaussian_calibration import analytic_gaussian_sigma
 from dpdash.mechanisms.noise import SymmetricNoise
 
@@ -200,7 +201,7 @@ class DiscreteGaussianNoise(SymmetricNoise):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DiscreteGaussian(IntegerNoiseMechanism):
+class DiscreteGaussian(GaussianFamily, IntegerNoiseMechanism):
     """Add discrete Gaussian noise N_Z(0, σ²) to an integer query: (ε, δ)-DP, exactly.
 
     Calibration: σ is the point where the exact privacy profile of CKS Theorem 7,
@@ -225,20 +226,11 @@ class DiscreteGaussian(IntegerNoiseMechanism):
     name: ClassVar[str] = "Discrete Gaussian"
     sensitivity_norm: ClassVar[str] = "coordinate"
 
-    epsilon: float
-    delta: float
     sensitivity: int
     scale: float = field(init=False)  # σ
     _noise: DiscreteGaussianNoise = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        self._set("epsilon", check.epsilon(self.epsilon))
-        self._set("delta", check.open_unit(self.delta, "delta"))
-        self._check_integer_sensitivity()
-        self._set("scale", self._calibrate())
-        self._set("_noise", DiscreteGaussianNoise(self.scale))
-
-    def _calibrate(self) -> float:
+    def _calibrate(self) -> None:
         log_target = math.log(self.delta)
 
         def private_enough(sigma: float) -> bool:
@@ -247,16 +239,12 @@ class DiscreteGaussian(IntegerNoiseMechanism):
 
         guess = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
         lo, hi = bracket(private_enough, guess, lower=1e-3, upper=1e12, what="noise scale sigma")
-        return smallest_true(private_enough, lo, hi)
+        self._set("scale", smallest_true(private_enough, lo, hi))
+        self._set("_noise", DiscreteGaussianNoise(self.scale))
 
     @property
     def noise(self) -> DiscreteGaussianNoise:
         return self._noise
-
-    @property
-    def rho(self) -> float:
-        """ρ = Δ²/(2σ²)-zCDP (CKS Theorem 4)."""
-        return self.sensitivity**2 / (2.0 * self.scale**2)
 
     def _profile(self, eps: np.ndarray) -> np.ndarray:
         return discrete_gaussian_delta(eps, self.scale, self.sensitivity)

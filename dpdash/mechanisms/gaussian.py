@@ -14,8 +14,8 @@ from dpdash._search import bracket, smallest_true
 from dpdash.accuracy import simultaneous_tail
 from dpdash.conversions import zcdp_delta
 from dpdash.errors import ParameterError
-from dpdash.mechanisms.base import NoiseMechanism
 from dpdash.mechanisms.discrete_gaussian import DiscreteGaussian, DiscreteGaussianNoise
+from dpdash.mechanisms.families import GaussianFamily
 from dpdash.mechanisms.gaussian_calibration import (
     analytic_gaussian_sigma,
     classic_gaussian_sigma,
@@ -34,7 +34,7 @@ CALIBRATIONS = ("analytic", "classic")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Gaussian(NoiseMechanism):
+class Gaussian(GaussianFamily):
     """Add N(0, σ²) noise calibrated to (ε, δ)-DP for ℓ2 sensitivity Δ₂.
 
     Args:
@@ -56,16 +56,10 @@ class Gaussian(NoiseMechanism):
     name: ClassVar[str] = "Gaussian"
     sensitivity_norm: ClassVar[str] = "l2"
 
-    epsilon: float
-    delta: float
-    sensitivity: float
     calibration: str = "analytic"
     scale: float = field(init=False)  # σ
 
-    def __post_init__(self) -> None:
-        self._set("epsilon", check.epsilon(self.epsilon))
-        self._set("delta", check.open_unit(self.delta, "delta"))
-        self._set("sensitivity", check.sensitivity(self.sensitivity))
+    def _calibrate(self) -> None:
         self._set("calibration", check.one_of(self.calibration, "calibration", CALIBRATIONS))
         if self.calibration == "classic":
             sigma = classic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
@@ -87,11 +81,6 @@ class Gaussian(NoiseMechanism):
     def variance(self) -> float:
         """σ²."""
         return self.scale**2
-
-    @property
-    def rho(self) -> float:
-        """ρ = Δ₂²/(2σ²)-zCDP (Bun & Steinke 2016, Prop. 1.6)."""
-        return self.sensitivity**2 / (2.0 * self.scale**2)
 
     def tail(self, half_width: float) -> float:
         """Pr[|Z| > a] = 2Φ(−a/σ)."""

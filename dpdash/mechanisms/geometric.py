@@ -4,17 +4,17 @@ Sundararajan 2009)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import stats
 
-from dpdash import _validation as check
 from dpdash import sampling
 from dpdash.accuracy import integer_half_width
 from dpdash.mechanisms.base import IntegerNoiseMechanism
+from dpdash.mechanisms.families import LaplaceFamily
 
 __all__ = ["DiscreteLaplaceNoise", "Geometric"]
 
@@ -47,7 +47,7 @@ class DiscreteLaplaceNoise:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Geometric(IntegerNoiseMechanism):
+class Geometric(LaplaceFamily, IntegerNoiseMechanism):
     """Add two-sided geometric (discrete Laplace) noise to an integer query: (ε, 0)-DP.
 
     Pr[Z = z] = ((1 − r)/(1 + r))·r^|z| with r = e^(−ε/Δ₁) (MATH.md writes α = 1/r), for integer Δ₁.
@@ -64,17 +64,8 @@ class Geometric(IntegerNoiseMechanism):
     """
 
     name: ClassVar[str] = "Geometric"
-    sensitivity_norm: ClassVar[str] = "l1"
-    delta: ClassVar[float] = 0.0  # pure ε-DP
 
-    epsilon: float
     sensitivity: int
-    scale: float = field(init=False)  # b = Δ₁/ε
-
-    def __post_init__(self) -> None:
-        self._set("epsilon", check.epsilon(self.epsilon))
-        self._check_integer_sensitivity()
-        self._set("scale", self.sensitivity / self.epsilon)
 
     @property
     def _log_r(self) -> float:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -12,7 +12,7 @@ from scipy import stats
 
 from dpdash import _validation as check
 from dpdash.accuracy import simultaneous_tail
-from dpdash.mechanisms.base import NoiseMechanism
+from dpdash.mechanisms.families import LaplaceFamily
 from dpdash.mechanisms.geometric import DiscreteLaplaceNoise
 from dpdash.mechanisms.grid import ReleasePlan, grid_for
 
@@ -20,7 +20,7 @@ __all__ = ["Laplace"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Laplace(NoiseMechanism):
+class Laplace(LaplaceFamily):
     """Add Lap(b) noise, density e^(−|z|/b)/(2b), with b = Δ₁/ε: (ε, 0)-DP.
 
     Args:
@@ -35,17 +35,6 @@ class Laplace(NoiseMechanism):
     """
 
     name: ClassVar[str] = "Laplace"
-    sensitivity_norm: ClassVar[str] = "l1"
-    delta: ClassVar[float] = 0.0  # pure ε-DP
-
-    epsilon: float
-    sensitivity: float
-    scale: float = field(init=False)  # b = Δ₁/ε
-
-    def __post_init__(self) -> None:
-        self._set("epsilon", check.epsilon(self.epsilon))
-        self._set("sensitivity", check.sensitivity(self.sensitivity))
-        self._set("scale", self.sensitivity / self.epsilon)
 
     @property
     def noise(self) -> Any:

@@ -240,7 +240,7 @@ class Staircase(NoiseMechanism):
 
     def __post_init__(self) -> None:
         self._set("epsilon", check.epsilon(self.epsilon))
-        self._set("sensitivity", check.sensitivity(self.sensitivity))
+        self._check_sensitivity()
         if self.gamma is None:
             self._set("gamma", optimal_gamma(self.epsilon, "l1"))
         else:

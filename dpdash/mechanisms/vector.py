@@ -12,6 +12,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from dpdash import _validation as check
+from dpdash._forward import Forwarded
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.mechanisms.gaussian import Gaussian
 from dpdash.mechanisms.laplace import Laplace
@@ -73,31 +74,13 @@ class VectorMechanism:
         base = Gaussian(epsilon=epsilon, delta=delta, sensitivity=l2_sensitivity, calibration=calibration)
         return cls(base=base, dimension=dimension)
 
-    @property
-    def epsilon(self) -> float:
-        return self.base.epsilon
-
-    @property
-    def delta(self) -> float:
-        return self.base.delta
-
-    @property
-    def rho(self) -> float:
-        return self.base.rho
-
-    @property
-    def norm(self) -> str:
-        """``"l1"`` for Laplace noise, ``"l2"`` for Gaussian noise."""
-        return self.base.sensitivity_norm
-
-    @property
-    def sensitivity(self) -> float:
-        return self.base.sensitivity
-
-    @property
-    def scale(self) -> float:
-        """b (Laplace) or σ (Gaussian) of each coordinate."""
-        return self.base.scale
+    # The base mechanism's parameters, read through (``norm`` is its sensitivity norm).
+    epsilon = Forwarded[float]("base.epsilon")
+    delta = Forwarded[float]("base.delta")
+    rho = Forwarded[float]("base.rho")
+    norm = Forwarded[str]("base.sensitivity_norm", '``"l1"`` for Laplace noise, ``"l2"`` for Gaussian noise.')
+    sensitivity = Forwarded[float]("base.sensitivity")
+    scale = Forwarded[float]("base.scale", "b (Laplace) or σ (Gaussian) of each coordinate.")
 
     @property
     def expected_squared_error(self) -> float:

@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from dpdash._forward import Forwarded
 from dpdash.errors import ParameterError, ParameterTypeError
 from dpdash.facts import WEIGHT, Bins, Bounds, Facts, GroupBounds, Truncation
 from dpdash.queries.report import (
@@ -178,25 +179,13 @@ class NumericQuery(_LabelledQuery):
     def sensitivities(self) -> Sensitivities:
         """Exact ℓ1/ℓ2/coordinate sensitivities under ``facts`` (see the module docstring)."""
 
-    @property
-    def l1_sensitivity(self) -> float:
-        """Δ₁ = max ‖f(x) − f(x′)‖₁ over neighbours x, x′ (exact)."""
-        return self.sensitivities.l1
-
-    @property
-    def l2_sensitivity(self) -> float:
-        """Δ₂ = max ‖f(x) − f(x′)‖₂ over neighbours x, x′ (exact)."""
-        return self.sensitivities.l2
-
-    @property
-    def coordinate_sensitivity(self) -> float:
-        """Δ∞ = max over neighbours and coordinates i of |f_i(x) − f_i(x′)| (exact)."""
-        return self.sensitivities.coordinate
-
-    @property
-    def changed_coordinates(self) -> int:
-        """The largest number of coordinates one person can change."""
-        return self.sensitivities.changed_coordinates
+    # Each read from ``sensitivities``: maxima over neighbours x, x′ (and coordinates i), all exact.
+    l1_sensitivity = Forwarded[float]("sensitivities.l1", "Δ₁ = max ‖f(x) − f(x′)‖₁.")
+    l2_sensitivity = Forwarded[float]("sensitivities.l2", "Δ₂ = max ‖f(x) − f(x′)‖₂.")
+    coordinate_sensitivity = Forwarded[float]("sensitivities.coordinate", "Δ∞ = max |f_i(x) − f_i(x′)|.")
+    changed_coordinates = Forwarded[int](
+        "sensitivities.changed_coordinates", "The largest number of coordinates one person can change."
+    )
 
     def sensitivity(self, norm: str) -> float:
         """The sensitivity in a mechanism's norm: ``"l1"``, ``"l2"`` or ``"coordinate"``."""

@@ -28,16 +28,13 @@ from dpdash.queries.base import (
     DataReport,
     Evaluation,
     NumericQuery,
-    Sensitivities,
     as_facts,
-    cell_count_report,
     column_name,
-    count_sensitivities,
     require_numeric,
     row_weights,
     weighted_counts,
 )
-from dpdash.queries.histogram import OTHER, GroupBounded, Grouping, _outside, cell_codes
+from dpdash.queries.histogram import OTHER, CellCounts, Cells, GroupBounded, Grouping, _outside, cell_codes
 from dpdash.queries.means import Parts, SplitComposite, centred_mean
 from dpdash.queries.sums import CENTRED_SUM, SUM, ColumnSum, Summand, clamp_column, clipping_shift
 
@@ -100,13 +97,12 @@ class _Grouped(GroupBounded):
         if self.bins is not None:
             require_numeric(df, self.by, self)  # type: ignore[arg-type]
 
-    def _codes(self, df: pd.DataFrame) -> tuple[np.ndarray, int, int]:
-        cells = cell_codes(df[self.by], categories=self.keys, bins=self.bins, outside=self.outside)
-        return cells.codes, cells.missing, cells.outside
+    def _cells(self, df: pd.DataFrame) -> Cells:
+        return cell_codes(df[self.by], categories=self.keys, bins=self.bins, outside=self.outside)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupByCount(_Grouped, NumericQuery):
+class GroupByCount(_Grouped, CellCounts, NumericQuery):
     """The number of rows per declared key of ``by``. Sensitivities as a histogram over the groups.
 
     >>> import pandas as pd
@@ -117,8 +113,6 @@ class GroupByCount(_Grouped, NumericQuery):
     """
 
     kind: ClassVar[str] = "group_by_count"
-    weighable: ClassVar[bool] = True
-    integer_valued: ClassVar[bool] = True
 
     by: str
     keys: tuple[Any, ...] | None = None
@@ -138,16 +132,8 @@ class GroupByCount(_Grouped, NumericQuery):
         return (self.by,)
 
     @property
-    def sensitivities(self) -> Sensitivities:
-        return count_sensitivities(self.facts, len(self.groups), self.group_bounds)
-
-    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        codes, missing, outside = self._codes(df)
-        counts = np.bincount(codes[codes >= 0], minlength=len(self.groups)).astype(np.int64)
-        report = cell_count_report(
-            truncation, counts, self.declared_groups, missing=missing, outside=outside, policy=self.outside
-        )
-        return Evaluation(weighted_counts(codes, counts, row_weights(df)), report)
+    def cell_names(self) -> tuple[Any, ...]:
+        return self.declared_groups
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,7 +171,8 @@ class _GroupedColumn(_Grouped):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Per group: Σ (clamp(x) − centre) (each row weighted under weighted bounding), the values counted,
         the clipping shift Σ (clamped − raw), and the owner report's fields."""
-        codes, key_missing, outside = self._codes(df)
+        cells = self._cells(df)
+        codes, key_missing, outside = cells.codes, cells.missing, cells.outside
         data = clamp_column(df, self.column, self.bounds)
         used = (codes >= 0) & data.present
         clamped = np.zeros(len(df))
@@ -263,12 +250,11 @@ class _GroupCentredSum(_GroupedSum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _GroupValidCount(_GroupedColumn, NumericQuery):
-    """The number of non-missing values of ``column`` per group: sensitivities as a histogram."""
+class _GroupValidCount(_GroupedColumn, CellCounts, NumericQuery):
+    """The number of non-missing values of ``column`` per group (rows whose value is missing are in no
+    cell): sensitivities as a histogram."""
 
     kind: ClassVar[str] = "group_valid_count"
-    weighable: ClassVar[bool] = True
-    integer_valued: ClassVar[bool] = True
 
     group_bounds: GroupBounds | None = None
     facts: Facts = field(default_factory=Facts)
@@ -276,10 +262,6 @@ class _GroupValidCount(_GroupedColumn, NumericQuery):
     @property
     def name(self) -> str:
         return f"count of non-missing {self.column} by {self.by}"
-
-    @property
-    def sensitivities(self) -> Sensitivities:
-        return count_sensitivities(self.facts, len(self.groups), self.group_bounds)
 
     def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
         _, counts, _, args = self._group_sums(df, 0.0, truncation)

@@ -47,6 +47,7 @@ from dpdash.queries.base import (
 
 __all__ = [
     "OTHER",
+    "CellCounts",
     "Cells",
     "ContingencyTable",
     "GroupBounded",
@@ -202,8 +203,39 @@ class GroupBounded:
         return truncate_groups(df, self.facts, text, columns, grouping.bounds)
 
 
+class CellCounts(GroupBounded):
+    """The number of rows in each cell of one column (``Histogram``, the group-by counts): ``_cells``
+    places the rows, ``labels`` names every cell and ``cell_names`` the declared ones, as the owner report
+    names them. Sensitivities as a histogram over the cells (module docstring)."""
+
+    __slots__ = ()
+
+    weighable: ClassVar[bool] = True
+    integer_valued: ClassVar[bool] = True
+
+    outside: str
+
+    def _cells(self, df: pd.DataFrame) -> Cells:  # the subclass says which column and cells
+        raise NotImplementedError
+
+    @property
+    def sensitivities(self) -> Sensitivities:
+        cells = len(self.labels)  # type: ignore[attr-defined]
+        return count_sensitivities(self.facts, cells, self.group_bounds)
+
+    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
+        cells = self._cells(df)
+        size = len(self.labels)  # type: ignore[attr-defined]
+        counts = np.bincount(cells.codes[cells.codes >= 0], minlength=size).astype(np.int64)
+        names = self.cell_names  # type: ignore[attr-defined]
+        report = cell_count_report(
+            truncation, counts, names, missing=cells.missing, outside=cells.outside, policy=self.outside
+        )
+        return Evaluation(weighted_counts(cells.codes, counts, row_weights(df)), report)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Histogram(GroupBounded, NumericQuery):
+class Histogram(CellCounts, NumericQuery):
     """Counts per declared category, or per bin of a numeric column.
 
     Args:
@@ -234,8 +266,6 @@ class Histogram(GroupBounded, NumericQuery):
     """
 
     kind: ClassVar[str] = "histogram"
-    weighable: ClassVar[bool] = True
-    integer_valued: ClassVar[bool] = True
 
     column: str
     categories: tuple[Any, ...] | None = None
@@ -299,18 +329,8 @@ class Histogram(GroupBounded, NumericQuery):
         if self.bins is not None:
             require_numeric(df, self.column, self)
 
-    @property
-    def sensitivities(self) -> Sensitivities:
-        return count_sensitivities(self.facts, len(self.labels), self.group_bounds)
-
-    def _evaluate(self, df: pd.DataFrame, truncation: Truncation) -> Evaluation:
-        cells = cell_codes(df[self.column], categories=self.categories, bins=self.bins, outside=self.outside)
-        counts = np.bincount(cells.codes[cells.codes >= 0], minlength=len(self.labels)).astype(np.int64)
-        report = cell_count_report(
-            truncation, counts, self.cell_names, missing=cells.missing, outside=cells.outside,
-            policy=self.outside,
-        )  # fmt: skip
-        return Evaluation(weighted_counts(cells.codes, counts, row_weights(df)), report)
+    def _cells(self, df: pd.DataFrame) -> Cells:
+        return cell_codes(df[self.column], categories=self.categories, bins=self.bins, outside=self.outside)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

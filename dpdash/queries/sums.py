@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from dpdash._forward import Forwarded
 from dpdash.facts import Bounds, Facts, Truncation
 from dpdash.queries.base import (
     DataReport,
@@ -236,9 +237,7 @@ class ColumnSum(NumericQuery):
     column: str
     bounds: Bounds
 
-    @property
-    def title(self) -> str:
-        return self.summand.title
+    title = Forwarded[str]("summand.title")
 
     @property
     def sensitivities(self) -> Sensitivities:
