@@ -72,15 +72,16 @@ chromium: debian
 
 # Tests without a browser run on every core (pytest-xdist; the Spark tests keep to one worker and the
 # PostgreSQL tests to one, so one Spark session and one cluster start). The browser tests then run on
-# every core too, a file's tests on one worker (they share its server); a test marked `alone` (the race of
-# first requests on fresh servers, whose timing is the point) runs last with nothing beside it.
+# every core too, a file's tests on one worker (they share its server); a test marked `alone` (the race
+# of first requests on fresh servers, whose timing is the point) runs last with nothing beside it. Both
+# collect tests/app only, where every browser test lives (tests/test_suite_layout.py checks that).
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 PARALLEL := -n $(WORKERS) --dist loadgroup
 
 test: venv debian
 	$(PY) -m pytest -q $(PARALLEL) -m "not browser" --durations=15
-	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile -m "browser and not alone" --durations=10
-	$(PY) -m pytest -q -m alone
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadfile -m "browser and not alone" --durations=10 tests/app
+	$(PY) -m pytest -q -m alone tests/app
 	$(PY) -m ruff check .
 
 check: venv
