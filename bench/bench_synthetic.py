@@ -16,10 +16,12 @@ Measured, at ε = 1, δ = 1e-6 (ρ ≈ 0.0244-zCDP):
 4. AIM (``method="aim"``) on the same 50 000 rows for a workload of 7 pairs (``WORKLOAD``): a release's
    time (target ≤ 60 s), its rounds, and the workload pairs' average TVD beside MST's on the same pairs;
 5. beside SmartNoise Synth's MST (``smartnoise-synth`` from PyPI, installed by this script in a venv of its
-   own under the system temp folder) at the same budget on the same 50 000 rows, with the same bins:
-   time and TVDs, and the ratios dpdash/SmartNoise, each repeat's and their mean ± sd over ``--repeats``
-   draws of both (the release draws on OS randomness; one draw is within its noise of either side). If it
-   cannot be installed, the script says so and goes on.
+   own under the system temp folder) at the same budget on the same 50 000 rows, twice per dpdash draw
+   (``PEER_DOMAINS``): given every declared cell (the same cells as dpdash: the target, dpdash no worse)
+   and with its default of reading each column's categories off the data; time and TVDs, and the ratios
+   dpdash/SmartNoise, each repeat's and their mean ± sd over ``--repeats`` draws of both (the release draws
+   on OS randomness; one draw is within its noise of either side). If it cannot be installed, the script
+   says so and goes on.
 """
 
 from __future__ import annotations
