@@ -1,4 +1,5 @@
-"""The ledger under stress: concurrent spenders, a process killed mid-spend, and files that are not ledgers.
+"""The ledger under stress: a process killed mid-spend, and files that are not ledgers (concurrent spenders
+race in the storage contract, tests/accounting/test_ledger_contract.py, on SQLite and PostgreSQL alike).
 
 Child processes come from a fork server that has already imported dpdash (fast, and no SQLite connection
 is ever inherited across a fork).
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dpdash.accounting import Budget, LaplaceEvent, get_accountant
+from dpdash.accounting import Budget, LaplaceEvent
 from dpdash.ledger import Ledger, LedgerError
 from tests.accounting import workers
 
@@ -36,51 +37,6 @@ def make_ledger(path: Path, budget: Budget, accountant: str = "basic") -> None:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-# ---- concurrency --------------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def _race(context, target, path: Path, epsilon: float, processes: int = 20) -> list[int]:  # type: ignore[no-untyped-def]
-    """Start ``processes`` workers running ``target``, release them at once, and collect their reports."""
-    start, results = context.Event(), context.Queue()
-    workers_ = [
-        context.Process(target=target, args=(str(path), FINGERPRINT, epsilon, start, results))
-        for _ in range(processes)
-    ]
-    for process in workers_:
-        process.start()
-    start.set()  # all at once
-    reports = [results.get(timeout=120) for _ in workers_]
-    for process in workers_:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    return reports
-
-
-def _basic_total(path: Path) -> tuple[int, float]:
-    with Ledger(path) as ledger:
-        events = ledger.events(FINGERPRINT)
-        return len(events), get_accountant("basic").epsilon(events, 0.0)
-
-
-def test_twenty_processes_never_overspend(tmp_path: Path, context) -> None:  # type: ignore[no-untyped-def]
-    """20 processes each try one spend of ε = 0.07 against a budget of ε = 1, all released at once: exactly
-    14 fit (14 × 0.07 = 0.98; a 15th would make 1.05), so exactly 14 succeed and 6 are refused, whatever
-    the scheduling. A second round, with each process spending until refused, never goes over either."""
-    path = tmp_path / "ledger.sqlite"
-    make_ledger(path, Budget(1.0))
-    outcomes = _race(context, workers.spend_once, path, 0.07)
-    count, total = _basic_total(path)
-    assert sum(outcomes) == count == 14
-    assert total == pytest.approx(0.98) and total <= 1.0
-
-    # Round two: the 0.02 left, taken 0.005 at a time by 20 processes until the ledger refuses.
-    counts = _race(context, workers.spend_until_refused, path, 0.005)
-    count, total = _basic_total(path)
-    assert sum(counts) == 4 and count == 18  # 0.02 / 0.005
-    assert total == pytest.approx(1.0) and total <= 1.0 + 1e-9
 
 
 # ---- a process killed in the middle of a spend ---------------------------------------------------
