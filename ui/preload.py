@@ -19,10 +19,12 @@ from pathlib import Path
 import streamlit as st
 
 #: The lazily loaded chunks of the elements dpdash's pages show (found by walking every page in Chromium
-#: and listing the scripts loaded after the first page; their own imports follow them).
+#: and listing the scripts loaded after the first page; their own imports follow them). "Spinner" is shown
+#: only by a run that lasts longer than its delay (the Planner's first fit, a slow machine), so a walk
+#: sees it only sometimes.
 CHUNKS = ("PlotlyChart", "DataFrame", "Slider", "NumberInput", "TextInput", "Selectbox", "Radio", "Checkbox",
           "Button", "DownloadButton", "FileUploader", "Metric", "Multiselect", "rehype-raw",
-          "StreamlitSyntaxHighlighter")  # fmt: skip
+          "StreamlitSyntaxHighlighter", "Spinner")  # fmt: skip
 
 _SCRIPT = """<script>
 (() => {
