@@ -28,7 +28,7 @@ variance, which leaves the L2 loss unchanged up to a constant. A workload whose 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,7 @@ import numpy as np
 from dpdash.accounting.events import PrivacyEvent, ZCDPEvent
 from dpdash.errors import ParameterError
 from dpdash.synthetic.domain import SyntheticDomain
-from dpdash.synthetic.measure import Measurement, Selection, measure, planned, select
+from dpdash.synthetic.measure import Counter, Measurement, Selection, measure, planned, select
 from dpdash.synthetic.model import ITERATIONS, Fit, _mbi
 
 __all__ = ["MAX_MODEL_SIZE", "AIMResult", "aim", "check_workload", "planned_events"]
@@ -48,8 +48,6 @@ MAX_MODEL_SIZE = 80.0
 ROUND_ITERATIONS = 250
 #: The share of a round's ρ that goes to the choice (the rest to the measurement), as in the reference.
 SELECT_SHARE = 0.1
-
-Counter = Callable[[tuple[str, ...]], np.ndarray]
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -45,7 +46,10 @@ from dpdash.mechanisms import ExponentialMechanism, discrete_gaussian_delta
 from dpdash.mechanisms.discrete_gaussian import DiscreteGaussianNoise
 from dpdash.synthetic.domain import SyntheticDomain
 
-__all__ = ["Measurement", "Selection", "measure", "rho_for", "select", "true_counts"]
+__all__ = ["Counter", "Measurement", "Selection", "measure", "rho_for", "select", "true_counts"]
+
+#: A function that returns a marginal's true counts over the full domain (in the table's engine).
+Counter = Callable[[tuple[str, ...]], np.ndarray]
 
 
 def rho_for(epsilon: float, delta: float) -> float:

@@ -20,23 +20,19 @@ column, the whole ρ measures its one-way marginal.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dpdash.synthetic.domain import SyntheticDomain
-from dpdash.synthetic.measure import Measurement, Selection, measure, planned, select
+from dpdash.synthetic.measure import Counter, Measurement, Selection, measure, planned, select
 from dpdash.synthetic.model import Compression, Fit, estimate
 
 __all__ = ["MSTResult", "MSTSplit", "mst", "planned_events"]
 
 #: Mirror-descent iterations of the model that scores candidate pairs (as in the reference).
 SELECT_ITERATIONS = 1000
-
-#: A function that returns a marginal's true counts over the full domain (in the table's engine).
-Counter = Callable[[tuple[str, ...]], np.ndarray]
 
 
 @dataclass(frozen=True, slots=True)
