@@ -20,11 +20,11 @@ import streamlit as st
 
 #: The lazily loaded chunks of the elements dpdash's pages show (found by walking every page in Chromium
 #: and listing the scripts loaded after the first page; their own imports follow them). "Spinner" is shown
-#: only by a run that lasts longer than its delay (the Planner's first fit, a slow machine), so a walk
-#: sees it only sometimes.
+#: only by a run that lasts longer than its delay (the Planner's first fit, a slow machine), and the
+#: markdown's "remark-emoji" plugin is loaded only by some texts, so a walk sees them only sometimes.
 CHUNKS = ("PlotlyChart", "DataFrame", "Slider", "NumberInput", "TextInput", "Selectbox", "Radio", "Checkbox",
           "Button", "DownloadButton", "FileUploader", "Metric", "Multiselect", "rehype-raw",
-          "StreamlitSyntaxHighlighter", "Spinner")  # fmt: skip
+          "StreamlitSyntaxHighlighter", "Spinner", "remark-emoji")  # fmt: skip
 
 _SCRIPT = """<script>
 (() => {

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from dpdash.accounting import LaplaceEvent
@@ -86,10 +87,20 @@ def go(page: Page, title: str, marker: str) -> None:
 
 
 def choose(page: Page, label: str, option: str) -> None:
-    """Open the selectbox and type the option's name (a long list shows only its first options)."""
-    page.get_by_test_id("stSelectbox").filter(has_text=label).first.click()
-    page.keyboard.type(option, delay=20)
-    page.get_by_role("option", name=option, exact=True).click()
+    """Open the selectbox and type the option's name (a long list shows only its first options). If the
+    option is not there, the list was that of a selectbox the last choice's rerun is replacing (its
+    status widget had not yet appeared): close it, wait for the rerun, and open the new one once more."""
+    for attempt in range(2):
+        page.get_by_test_id("stSelectbox").filter(has_text=label).first.click()
+        page.keyboard.type(option, delay=20)
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=15_000)
+            break
+        except PlaywrightTimeout:
+            if attempt:
+                raise
+            page.keyboard.press("Escape")
+            wait_until_idle(page)
     wait_until_idle(page)
 
 

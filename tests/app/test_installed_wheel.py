@@ -174,8 +174,10 @@ def test_dpdash_run_serves_the_installed_app_and_spends_its_ledger(
         page.goto(f"{url}/data")
         expect(page.get_by_text("1. Load a table")).to_be_visible(timeout=60_000)
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(table))
-        expect(page.get_by_text("people.csv").first).to_be_visible(timeout=60_000)
-        wait_until_idle(page)  # the upload's rerun: a click before it ends may land on a replaced button
+        # The sidebar names the active table once the upload's rerun has loaded it (the uploader's own file
+        # chip shows the name before that, and a click then set the example's budget and released from it).
+        expect(page.get_by_test_id("stSidebar")).to_contain_text("Data: people.csv", timeout=60_000)
+        wait_until_idle(page)
         page.get_by_role("button", name="Set this budget (it cannot be changed later)").click()
         page.get_by_role("button", name="Confirm: set this budget").click()
         expect(page.get_by_text("A budget cannot be changed once set")).to_be_visible(timeout=60_000)
