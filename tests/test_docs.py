@@ -188,7 +188,8 @@ def test_a_postgres_block_runs_on_a_real_server(block: Block, postgres: Any, doc
 def test_a_spark_block_runs_on_a_local_session(block: Block, spark: Any, docs_folder: Path) -> None:
     from dpdash.datasets import load_example
 
-    spark.createDataFrame(load_example("patients").data.head(2_000)).createOrReplaceTempView("events")
+    rows = spark.createDataFrame(load_example("patients").data.head(2_000))
+    rows.localCheckpoint().createOrReplaceTempView("events")  # in Spark's storage: see test_spark.view
     run_python(block, {"spark": spark})
 
 

@@ -281,8 +281,10 @@ def test_a_postgres_password_is_used_to_connect_and_kept_nowhere(env: Path, post
 
 
 def test_a_spark_view_is_connected(env: Path, spark) -> None:  # type: ignore[no-untyped-def]
+    from tests.engines.test_spark import view
+
     df = people(5, rows=300)
-    spark.createDataFrame(df).createOrReplaceTempView("app_visits")
+    view(spark, df, "app_visits")
     at = new_session()
     connect(at, "Spark table", master=spark.sparkContext.master, spark_table="app_visits")
     assert not at.error, [e.value for e in at.error]

@@ -19,9 +19,12 @@ from tests.panel import check_uniform_choice, panel
 
 
 def view(spark: Any, df: pd.DataFrame, name: str) -> None:
-    """``df`` as a temporary view; pandas' missing values (NaN, None) become Spark NULLs."""
+    """``df`` as the temporary view ``name`` (an identifier: quote one with spaces or dots); pandas'
+    missing values (NaN, None) become Spark NULLs. The rows are checkpointed into Spark's own storage, as
+    a table's are: a DataFrame made from Python rows is otherwise read again by Python worker processes in
+    every job (twice the time of these tests, and a fork of this process each time)."""
     rows = df.astype(object).where(df.notna(), None)
-    spark.createDataFrame(rows, schema=_schema(df)).createOrReplaceTempView(name)
+    spark.createDataFrame(rows, schema=_schema(df)).localCheckpoint().createOrReplaceTempView(name)
 
 
 def _schema(df: pd.DataFrame) -> Any:
@@ -120,8 +123,7 @@ def test_a_view_named_with_spaces_quotes_or_dots_opens(spark: Any, name: str) ->
     from dpdash.engines.spark import quoted
 
     df = table(9, rows=40)
-    spark.createDataFrame(df.astype(object).where(df.notna(), None), schema=_schema(df)) \
-        .createOrReplaceTempView(quoted(name))  # fmt: skip
+    view(spark, df, quoted(name))
     source = open_spark(name, session=spark)
     assert source.location == f"spark:local[2]#{name}"
     assert evaluate(Count(), source).values == Count().evaluate(df).values
