@@ -29,6 +29,10 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Python keeps the bytecode it compiles (in __pycache__, ignored by git), even where the environment says
+# PYTHONDONTWRITEBYTECODE: otherwise every test worker rewrites every test file again, and every server
+# and script a test starts compiles dpdash, ui and pages again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help venv debian chromium test check lint run bench audit clean distclean
 
