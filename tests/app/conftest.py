@@ -75,12 +75,14 @@ IDLE_TIMEOUT_MS = 60_000
 
 
 def wait_until_idle(page: Page) -> None:
-    """Wait for Streamlit's script run to finish: its 'running' status widget gone and no element still
-    arriving. Click only after this once a widget change started a rerun, or the click may land on an
-    element the rerun replaces."""
+    """Wait for Streamlit's script run to finish: the app's script state "notRunning" (it leaves that
+    state as soon as a widget change asks for a rerun, before the 'running' status widget shows), the
+    status widget gone and no element still arriving. Click only after this once a widget change started
+    a rerun, or the click may land on an element the rerun replaces."""
     from playwright.sync_api import expect
 
-    expect(page.locator('[data-testid="stApp"]')).to_be_visible(timeout=IDLE_TIMEOUT_MS)
+    idle = page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')
+    expect(idle).to_be_visible(timeout=IDLE_TIMEOUT_MS)
     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=IDLE_TIMEOUT_MS)
     expect(page.locator('[data-testid="stSkeleton"]')).to_have_count(0, timeout=IDLE_TIMEOUT_MS)
 

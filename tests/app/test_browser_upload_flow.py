@@ -105,7 +105,9 @@ def choose(page: Page, label: str, option: str) -> None:
 
 
 def release_now(page: Page, done: str) -> None:
-    """Release… then Release now; wait for the released result."""
+    """Release… then Release now, once the run that shows the query is over (a click on a button that
+    run replaces is lost); wait for the released result."""
+    wait_until_idle(page)
     page.get_by_role("button", name="Release… (spends budget)").click()
     page.get_by_role("button", name="Release now").click()
     expect(page.get_by_text(done).first).to_be_visible(timeout=60_000)
