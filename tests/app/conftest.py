@@ -75,10 +75,9 @@ IDLE_TIMEOUT_MS = 60_000
 
 
 def wait_until_idle(page: Page) -> None:
-    """Wait for Streamlit's script run to finish: the app's script state "notRunning" (it leaves that
-    state as soon as a widget change asks for a rerun, before the 'running' status widget shows), the
-    status widget gone and no element still arriving. Click only after this once a widget change started
-    a rerun, or the click may land on an element the rerun replaces."""
+    """Wait for Streamlit's script run to finish: the app's script state "notRunning" (as the server last
+    reported it), the 'running' status widget gone and no element still arriving. Click only after this
+    once a widget change started a rerun, or the click may land on an element the rerun replaces."""
     from playwright.sync_api import expect
 
     idle = page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')
