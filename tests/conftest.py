@@ -31,17 +31,32 @@ def _servers(item: pytest.Item) -> list[str]:
     return [server for server in ("postgres", "spark") if server in names]
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs a PostgreSQL server or a Spark session, so that ``make check`` can leave
     them out; and give each server's tests one group, so that a parallel run (``-n 2 --dist loadgroup``)
     starts one Spark session, on one worker, and the PostgreSQL cluster on one worker (the few tests that
-    need both go with Spark), while the two groups run side by side."""
+    need both go with Spark), while the two groups run side by side. First among the hooks: a worker of
+    pytest-xdist reads the groups in its own hook, which otherwise runs before this one and finds none."""
     for item in items:
         servers = _servers(item)
         for server in servers:
             item.add_marker(getattr(pytest.mark, server))
         if servers:
             item.add_marker(pytest.mark.xdist_group("spark" if "spark" in servers else "postgres"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """On a worker of ``--dist loadgroup``, fail a server's test whose group did not take: pytest-xdist
+    tells the controller a test's group by a suffix of its node id, and a pytest that ignores that (9.2
+    with pytest-xdist 3.8) spreads a server's tests over every worker, each starting its own server."""
+    grouped = getattr(item.config.option, "loadgroup", False) and item.get_closest_marker("xdist_group")
+    if grouped and "@" not in item.nodeid:
+        pytest.fail(
+            "pytest-xdist's --dist loadgroup did not group this test: use the pytest and pytest-xdist "
+            "pinned in requirements-dev.txt (`make venv`)",
+            pytrace=False,
+        )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
