@@ -68,6 +68,8 @@ class PageVisit:
     nav_page: NavPage
     violations: list[dict[str, Any]] = field(default_factory=list)
     chart_texts: list[dict[str, Any]] = field(default_factory=list)
+    exceptions: int = 0  # Streamlit's exception boxes on the page
+    script_errors: list[str] = field(default_factory=list)  # uncaught JavaScript errors while it showed
 
 
 @dataclass(slots=True)
@@ -81,6 +83,7 @@ class Walk:
     deploy_buttons: int = 0
     nav_texts: list[str] = field(default_factory=list)
     nav_links_named: dict[str, int] = field(default_factory=dict)
+    title: str = ""
 
 
 def srgb_luminance(rgb: tuple[float, float, float]) -> float:
@@ -134,22 +137,32 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer
 
 @pytest.fixture(scope="module")
 def walk(browser: Browser, server: StreamlitServer) -> Iterator[Walk]:
-    """Visit every page in app.py's navigation; record requests, axe results and chart texts."""
+    """Visit every page in app.py's navigation, by its link in the sidebar as a person does (one page
+    load: each page's first visit by URL is tests/app/test_browser_preload.py's); record requests, axe
+    results, chart texts, exceptions and script errors."""
     result = Walk(url=server.url)
     context = browser.new_context(viewport={"width": 1400, "height": 1600})
     page = context.new_page()
     page.on("request", lambda request: result.requested.append(request.url))
     page.on("websocket", lambda socket: result.requested.append(socket.url))
+    script_errors: list[str] = []
+    page.on("pageerror", lambda error: script_errors.append(str(error)))
     axe = Axe()
     try:
+        page.goto(server.url)
         for nav_page in PAGES:
-            page.goto(f"{server.url}/{nav_page.url_path}")
+            nav = page.get_by_test_id("stSidebarNav")
+            nav.get_by_role("link", name=nav_page.title, exact=True).click()
+            expect(page).to_have_url(f"{server.url}/{nav_page.url_path}")
             wait_until_settled(page)
             visit = PageVisit(nav_page)
             response = axe.run(page, options=AXE_OPTIONS)
             visit.violations = response.response["violations"]
             visit.chart_texts = page.evaluate(CHART_TEXT_JS)
+            visit.exceptions = page.get_by_test_id("stException").count()
+            visit.script_errors, script_errors[:] = list(script_errors), []
             result.visits[nav_page.url_path] = visit
+        result.title = page.title()
         icon = page.locator('link[rel="shortcut icon"], link[rel="icon"]').first
         result.favicon = icon.get_attribute("href") or ""
         result.deploy_buttons = page.get_by_test_id("stAppDeployButton").count()
@@ -170,6 +183,16 @@ def test_nothing_is_fetched_from_outside(walk: Walk) -> None:
     assert any(url.startswith("ws://") for url in walk.requested), "the websocket was not recorded"
     outside = sorted({url for url in walk.requested if urlsplit(url).netloc != own})
     assert outside == []
+
+
+def test_every_page_shows_without_an_exception_or_a_script_error(walk: Walk) -> None:
+    """Each page, in Chromium: no Streamlit exception box, no uncaught JavaScript error, the app's title."""
+    problems = {
+        path: (visit.exceptions, visit.script_errors)
+        for path, visit in walk.visits.items()
+        if visit.exceptions or visit.script_errors
+    }
+    assert problems == {} and walk.title == "dpdash", (problems, walk.title)
 
 
 def test_favicon_is_local_and_there_is_no_deploy_button(walk: Walk) -> None:

@@ -57,6 +57,31 @@ def test_session_filter_shows_only_this_sessions_releases(app: AppTest) -> None:
     assert [m.value for m in app.metric if m.label == "releases"] == ["3"]  # totals still cover all
 
 
+def test_bad_imports_are_refused_and_the_ledger_is_unchanged(app: AppTest, tmp_path: Path) -> None:
+    """A file that is not JSON, and this table's own export with its budget edited: each refused with a
+    readable message, nothing written to the ledger (the same entries after), the page still there."""
+    import json
+
+    path = tmp_path / "ledger.sqlite"
+    with Ledger(path) as ledger:
+        (record,) = ledger.datasets()
+        before = ledger.entries(record)
+        export = json.loads(ledger.export_json(record))
+    export["dataset"]["budget"]["epsilon"] = 1000.0  # tampered: a bigger budget than registered
+    uploads = [
+        ("notes.json", b"these are not the releases you are looking for", "the export is not JSON"),
+        ("tampered.json", json.dumps(export).encode(), "it was changed after it was signed"),
+    ]
+    for name, content, why in uploads:
+        app.file_uploader(key="budget_import").set_value((name, content, "application/json")).run()
+        assert not app.exception, [e.value for e in app.exception]
+        (error,) = [e.value.replace("\\", "") for e in app.error]
+        assert error.startswith("Not imported (the ledger is unchanged): ") and why in error, (name, error)
+        with Ledger(path) as ledger:
+            assert ledger.entries(record) == before, name
+    assert [m.value for m in app.metric if m.label == "releases"] == ["3"]
+
+
 def test_the_signing_keys_section_shows_this_ledgers_key_and_trusts_another(
     app: AppTest, tmp_path: Path
 ) -> None:

@@ -329,8 +329,15 @@ def test_the_datasets_page_lists_budgets_with_their_spending(env: Path) -> None:
 
 
 def test_a_bad_file_is_an_error_box_that_says_what_was_wrong_and_keeps_the_table(env: Path) -> None:
+    """A binary file renamed .csv, then an empty file: an error box each that says what was wrong and
+    what to do, no traceback, the active table kept; a good file then replaces it."""
     at = new_session()
     before = at.session_state["dpdash_dataset"].identity
+    photo = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+    at.file_uploader(key="data_upload").set_value(("photo.csv", photo, "text/csv")).run()
+    [error] = [e.value.replace("\\", "") for e in at.error]
+    assert error.startswith("**photo.csv was not loaded.**") and "it looks like a PNG image" in error
+    assert at.session_state["dpdash_dataset"].identity == before
     at.file_uploader(key="data_upload").set_value(("empty.csv", b"", "text/csv")).run()
     assert not at.exception
     [error] = [e.value.replace("\\", "") for e in at.error]
