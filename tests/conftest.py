@@ -21,6 +21,12 @@ def pytest_configure(config: object) -> None:
     os.environ["DPDASH_LEDGER"] = str(folder / "ledger.sqlite")
 
 
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A ``bytes`` parameter is named by its argument, not its content: a file made at collection (an
+    .xlsx holds the second it was written) would otherwise give each xdist worker other test ids."""
+    return argname if isinstance(val, bytes) else None
+
+
 def _servers(item: pytest.Item) -> list[str]:
     """The servers ``item`` needs: a fixture named ``postgres`` or ``spark`` among its fixtures, or a
     parameter ``"postgresql"`` (the contract suites' storage, whose database is requested lazily)."""
