@@ -50,8 +50,8 @@ def load_modules() -> None:
     The objects these imports made (≈ 170 000: modules, classes, functions, Plotly's validators) live as
     long as the process, so they are then frozen out of the garbage collector's reach (``gc.freeze``).
     Streamlit runs a full collection after every script run (``runner.postScriptGC``), which otherwise
-    walks them all each time: about 0.1–0.15 s of CPU per click on this project's 2-core machine. It still
-    collects everything a session makes.
+    walks them all each time: about 0.1–0.15 s of CPU per click on this project's 2-core machine. What is
+    made afterwards (every later run's objects) is collected as before.
     """
     global _loaded
     if _loaded:
