@@ -187,7 +187,7 @@ def test_a_postgres_block_runs_on_a_real_server(block: Block, postgres: Any, doc
 @pytest.mark.parametrize("block", _server_blocks("spark"))
 def test_a_spark_block_runs_on_a_local_session(block: Block, spark: Any, docs_folder: Path) -> None:
     from dpdash.datasets import load_example
-    from tests.engines.test_spark import view
+    from tests.spark_views import view
 
     view(spark, load_example("patients").data.head(2_000), "events")
     run_python(block, {"spark": spark})

@@ -281,7 +281,7 @@ def test_a_postgres_password_is_used_to_connect_and_kept_nowhere(env: Path, post
 
 
 def test_a_spark_view_is_connected(env: Path, spark) -> None:  # type: ignore[no-untyped-def]
-    from tests.engines.test_spark import view
+    from tests.spark_views import view
 
     df = people(5, rows=300)
     view(spark, df, "app_visits")

@@ -68,7 +68,7 @@ def test_postgres_agrees(server: Any) -> None:  # noqa: F811 (the fixture import
 
 def test_spark_agrees(spark: Any) -> None:
     from dpdash.engines import open_spark
-    from tests.engines.test_spark import view
+    from tests.spark_views import view
 
     df = table(7, rows=2000)
     view(spark, df, "synthetic_marginals")
