@@ -57,13 +57,12 @@ def test_session_filter_shows_only_this_sessions_releases(app: AppTest) -> None:
     assert [m.value for m in app.metric if m.label == "releases"] == ["3"]  # totals still cover all
 
 
-def test_bad_imports_are_refused_and_the_ledger_is_unchanged(app: AppTest, tmp_path: Path) -> None:
+def test_bad_imports_are_refused_and_the_ledger_is_unchanged(app: AppTest) -> None:
     """A file that is not JSON, and this table's own export with its budget edited: each refused with a
     readable message, nothing written to the ledger (the same entries after), the page still there."""
     import json
 
-    path = tmp_path / "ledger.sqlite"
-    with Ledger(path) as ledger:
+    with Ledger() as ledger:  # the fixture's, named by DPDASH_LEDGER
         (record,) = ledger.datasets()
         before = ledger.entries(record)
         export = json.loads(ledger.export_json(record))
@@ -77,7 +76,7 @@ def test_bad_imports_are_refused_and_the_ledger_is_unchanged(app: AppTest, tmp_p
         assert not app.exception, [e.value for e in app.exception]
         (error,) = [e.value.replace("\\", "") for e in app.error]
         assert error.startswith("Not imported (the ledger is unchanged): ") and why in error, (name, error)
-        with Ledger(path) as ledger:
+        with Ledger() as ledger:
             assert ledger.entries(record) == before, name
     assert [m.value for m in app.metric if m.label == "releases"] == ["3"]
 
