@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,9 @@ from typing import Any
 import pytest
 
 from tests.servers import PostgresServer
+
+#: This process's own ``__main__`` (a pytest worker's), before any test ran a Streamlit script.
+MAIN_MODULE = sys.modules["__main__"]
 
 
 def pytest_configure(config: object) -> None:
@@ -63,6 +67,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             "pinned in requirements-dev.txt (`make venv`)",
             pytrace=False,
         )
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Put the process's own ``__main__`` back after every test. Streamlit's script runner (each AppTest)
+    installs the script it runs as ``__main__`` and leaves it there, and a process started later by
+    ``spawn`` or ``forkserver`` first runs ``__main__``'s file again: app.py, in each of the 16 racing
+    processes of a later ledger test (≈ 1 core-second each)."""
+    sys.modules["__main__"] = MAIN_MODULE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -6,6 +6,7 @@ page would run on its own, without the sidebar, unless its guard hands the run t
 """
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,13 +43,28 @@ def test_a_page_opened_by_url_runs_inside_the_shell(name: str, tmp_path: Path, m
     assert titles == [name.capitalize()], titles  # the page itself ran, once
 
 
+#: The next two tests run in this order on one worker.
+MAIN_MODULE_PAIR = pytest.mark.xdist_group("main-module")
+
+
+@MAIN_MODULE_PAIR
 def test_a_page_run_as_its_own_main_script_is_left_alone() -> None:
-    """AppTest.from_file on a page file (as the page tests do) runs that page, not the shell."""
+    """AppTest.from_file on a page file (as the page tests do) runs that page, not the shell; Streamlit
+    leaves that page installed as the process's ``__main__``."""
     at = AppTest.from_file(str(ROOT / "pages" / "risk.py"), default_timeout=90)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert [t.value for t in at.title] == ["What does ε mean?"]
     assert not any(SHELL_CAPTION in caption.value for caption in at.sidebar.caption)
+    assert Path(sys.modules["__main__"].__file__).name == "risk.py"
+
+
+@MAIN_MODULE_PAIR
+def test_the_next_test_finds_the_processs_own_main_module_again() -> None:
+    """After the AppTest above, the suite put the worker's ``__main__`` back (tests/conftest.py): a process
+    a test starts by spawn or forkserver would otherwise run the page's script again before its work."""
+    main_file = Path(getattr(sys.modules["__main__"], "__file__", None) or ".").resolve()
+    assert main_file != ROOT / "app.py" and ROOT / "pages" not in main_file.parents, main_file
 
 
 def test_the_modules_loaded_once_are_frozen_out_of_the_collector() -> None:
