@@ -37,6 +37,7 @@ from playwright.sync_api import expect
 
 from dpdash.ledger import Ledger
 from tests.app.conftest import (
+    IDLE_TIMEOUT_MS,
     OUTPUT_DIR,
     StreamlitServer,
     find_free_port,
@@ -319,27 +320,55 @@ def test_xsrf_protection_is_on_and_refuses_an_upload_without_its_token(browser: 
     bob.context.close()
 
 
-def _replay(route: dict[str, WebSocketRoute], page: Page, frames: list[bytes]) -> None:
-    """Send ``frames`` to the server over this page's own websocket, one run at a time."""
-    server = route["server"]
+@dataclass
+class Route:
+    """A page's Streamlit websocket passed through the test: its server side (the latest socket), to send
+    frames on, and how many complete script runs the server has reported to the page so far."""
+
+    server: WebSocketRoute | None = None
+    runs: int = 0
+
+
+def _replay(route: Route, page: Page, frames: list[bytes]) -> None:
+    """Send ``frames`` to the server over this page's own websocket, one run at a time: each frame (a
+    widget's rerun request) is followed by the server's report that a script run ended, then by the page
+    being idle."""
+    assert route.server is not None, "the page opened no websocket"
     for frame in frames:
-        server.send(frame)
-        page.wait_for_timeout(1500)
+        runs = route.runs
+        route.server.send(frame)
+        deadline = time.monotonic() + IDLE_TIMEOUT_MS / 1000
+        while route.runs == runs:
+            assert time.monotonic() < deadline, "the server reported no script run after a replayed frame"
+            page.wait_for_timeout(50)  # lets Playwright deliver the server's messages
         wait_until_idle(page)
 
 
-def _routed(page: Page) -> dict[str, WebSocketRoute]:
-    """Pass the page's websocket through, keeping a handle on its server side to send frames on."""
-    route: dict[str, WebSocketRoute] = {}
+def _routed(page: Page) -> Route:
+    """Pass the page's websocket through both ways, counting the server's "script finished" messages
+    (a rerun cut short for the next one does not count)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    route = Route()
+    cut_short = ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
 
     def handler(ws: WebSocketRoute) -> None:
-        route["server"] = ws.connect_to_server()  # everything else is forwarded both ways as before
+        server = ws.connect_to_server()  # the page's messages are forwarded to the server as before
+
+        def to_page(message: str | bytes) -> None:
+            ws.send(message)
+            reported = ForwardMsg.FromString(_bytes(message))
+            if reported.WhichOneof("type") == "script_finished" and reported.script_finished != cut_short:
+                route.runs += 1
+
+        server.on_message(to_page)
+        route.server = server
 
     page.route_web_socket(re.compile(r".*/_stcore/stream.*"), handler)
     return route
 
 
-def sign_in_routed(browser: Browser, team: Team, subject: str) -> tuple[Page, dict[str, WebSocketRoute]]:
+def sign_in_routed(browser: Browser, team: Team, subject: str) -> tuple[Page, Route]:
     context = browser.new_context(viewport={"width": 1400, "height": 2000})
     page = context.new_page()
     page.set_default_timeout(30_000)
