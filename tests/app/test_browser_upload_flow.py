@@ -69,7 +69,6 @@ def edit_grid(page: Page, prefix: str, row: int, column: int, text: str, *, colu
         page.keyboard.press("Enter")  # opens the selected cell's editor
         page.wait_for_timeout(300)
     if not editor.count():
-        page.screenshot(path="/tmp/smoke/noeditor.png", full_page=True)
         page.mouse.dblclick(x, y)
         page.wait_for_timeout(300)
     expect(editor.first).to_be_visible()
