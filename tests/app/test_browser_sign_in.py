@@ -14,7 +14,8 @@ on 127.0.0.1 only and are stopped by the test.
   released under the request's uid), the analyst sees the released values.
 - A viewer's session is sent the owner's own widget messages for a release, frame for frame: nothing is
   spent. The same frames sent into a second owner session do release (they are a working replay).
-- Streamlit's XSRF protection is on (sign-in switches it on): an upload without the token is refused.
+- Streamlit's XSRF protection is on (sign-in switches it on): an upload without the token is refused (checked
+  in the analyst's session of the first test).
 """
 
 from __future__ import annotations
@@ -252,6 +253,7 @@ def test_an_owner_and_an_analyst_sign_in_and_see_what_their_role_allows(
 
     # The analyst: every page they can open, every kind of preview, and a request.
     bob = sign_in(browser, team, "bob", analyst_seen)
+    refuses_an_upload_without_its_xsrf_token(bob, team)
     nav = bob.get_by_test_id("stSidebarNav")
     analyst_pages = ["Home", "Datasets", "Mechanism explorer", "Query & release", "Synthetic table",
                      "Budget", "Planner", "What does ε mean?", "Audit"]  # fmt: skip
@@ -308,16 +310,16 @@ def test_an_owner_and_an_analyst_sign_in_and_see_what_their_role_allows(
         page.context.close()
 
 
-def test_xsrf_protection_is_on_and_refuses_an_upload_without_its_token(browser: Browser, team: Team) -> None:
-    bob = sign_in(browser, team, "bob")
-    cookies = {c["name"] for c in bob.context.cookies()}
+def refuses_an_upload_without_its_xsrf_token(page: Page, team: Team) -> None:
+    """Streamlit's XSRF protection is on (sign-in switches it on): the session has its token cookie, and
+    an upload sent without the token is refused."""
+    cookies = {c["name"] for c in page.context.cookies()}
     assert {"_streamlit_xsrf", "_streamlit_user"} <= cookies
-    response = bob.context.request.put(
+    response = page.context.request.put(
         f"{team.server.url}/_stcore/upload_file/any-session/any-file",
         multipart={"file": {"name": "x.csv", "mimeType": "text/csv", "buffer": b"a\n1\n"}},
     )
     assert response.status == 403
-    bob.context.close()
 
 
 @dataclass
