@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 
-def open_tab(browser: Browser, url: str) -> Page:
+def new_tab(browser: Browser) -> Page:
+    """A tab of its own (its own browser context); the steps below load each page into it."""
     page = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
     page.set_default_timeout(30_000)
-    page.goto(url)
     return page
 
 
@@ -73,7 +73,7 @@ def test_two_tabs_outside_processes_and_a_restart(
     tabs: list[Page] = []
     try:
         url = server.url
-        first, second = open_tab(browser, f"{url}/budget"), open_tab(browser, f"{url}/budget")
+        first, second = new_tab(browser), new_tab(browser)
         tabs += [first, second]
         for tab in (first, second):
             budget_page_says(tab, url, 0)
@@ -85,7 +85,7 @@ def test_two_tabs_outside_processes_and_a_restart(
         assert outside_spend(path, 0.9, fp) == "refused"  # 0.05 + 0.9 spent of 1.0
 
         budget_page_says(second, url, 2)
-        third = open_tab(browser, f"{url}/budget")  # a new session after the outside reads
+        third = new_tab(browser)  # a new session after the outside reads
         tabs.append(third)
         budget_page_says(third, url, 2)
         second.goto(f"{url}/release")
@@ -94,7 +94,6 @@ def test_two_tabs_outside_processes_and_a_restart(
         stop_process(server.process)
 
         server = start_streamlit(find_free_port())  # a restart: the same ledger, new sessions
-        first.goto(f"{server.url}/budget")
         budget_page_says(first, server.url, 2)
     finally:
         stop_process(server.process)
