@@ -18,12 +18,12 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
 from dpdash.accounting import Budget, event_for
-from dpdash.datasets import synthetic_patients
-from dpdash.ledger import Ledger, fingerprint
+from dpdash.ledger import Ledger
 from dpdash.mechanisms import Geometric
 from tests.app.conftest import (
     NavPage,
     app_pages,
+    example_identity,
     find_free_port,
     own_files_env,
     start_streamlit,
@@ -125,7 +125,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamlitServer
     env = own_files_env(folder)
     with Ledger(env["DPDASH_LEDGER"]) as ledger:
         dataset = ledger.add_dataset(
-            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+            name="patients", fingerprint=example_identity(), budget=Budget(2.0, 1e-6)
         )
         ledger.spend(dataset, event_for(Geometric(epsilon=0.5, sensitivity=1), query="count"))
     started = start_streamlit(find_free_port(), env=env)

@@ -15,10 +15,15 @@ import pytest
 from playwright.sync_api import expect
 
 from dpdash.accounting import Budget
-from dpdash.datasets import synthetic_patients
-from dpdash.ledger import Ledger, fingerprint
+from dpdash.ledger import Ledger
 from tests.accounting.test_shared_file import outside_reader, outside_spend
-from tests.app.conftest import find_free_port, start_streamlit, stop_process, wait_until_idle
+from tests.app.conftest import (
+    example_identity,
+    find_free_port,
+    start_streamlit,
+    stop_process,
+    wait_until_idle,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -65,7 +70,7 @@ def test_two_tabs_outside_processes_and_a_restart(
     browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "ledger.sqlite"
-    fp = fingerprint(synthetic_patients().data)
+    fp = example_identity()
     with Ledger(path) as ledger:
         ledger.add_dataset(name="patients", fingerprint=fp, budget=Budget(1.0), accountant="basic")
     monkeypatch.setenv("DPDASH_LEDGER", str(path))

@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import expect
 
-from dpdash.datasets import synthetic_patients
 from dpdash.ledger import Ledger, fingerprint
 from dpdash.loading import load_table
-from tests.app.conftest import REPO_ROOT, find_free_port, start_streamlit, stop_process
+from tests.app.conftest import REPO_ROOT, example_identity, find_free_port, start_streamlit, stop_process
 from tests.app.test_browser_ledger import wait_until_idle
 
 if TYPE_CHECKING:
@@ -105,7 +104,7 @@ def test_safe_defaults_no_repeat_and_the_script_through_the_ledger(
         _release(page, "Release… (spends budget)", "Release now", "Released · mean")
         expect(page.get_by_test_id("stSidebar")).to_contain_text("1 release;")
         with Ledger(ledger_path) as ledger:
-            assert ledger.status(fingerprint(synthetic_patients().data)).entries == 2
+            assert ledger.status(example_identity()).entries == 2
 
         # An uploaded file: its budget, a count, then the button offers a repeat only as a repeat.
         _go(page, "Data", "1. Load a table")

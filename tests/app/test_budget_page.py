@@ -9,9 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Budget, event_for
-from dpdash.datasets import synthetic_patients
-from dpdash.ledger import Ledger, fingerprint
+from dpdash.ledger import Ledger
 from dpdash.mechanisms import Geometric
+from tests.app.conftest import example_identity
 
 if TYPE_CHECKING:
     from tests.servers import PostgresServer
@@ -25,7 +25,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
     with Ledger(path) as ledger:
         ds = ledger.add_dataset(
-            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+            name="patients", fingerprint=example_identity(), budget=Budget(2.0, 1e-6)
         )
         for epsilon in (0.1, 0.2, 0.3):
             ledger.spend(ds, event_for(Geometric(epsilon=epsilon, sensitivity=1), query="count"))
@@ -116,7 +116,7 @@ def test_the_budget_page_on_a_postgresql_ledger(
     monkeypatch.setenv("DPDASH_WORKSPACE", str(tmp_path / "workspace"))
     with Ledger(url) as ledger:
         ds = ledger.add_dataset(
-            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+            name="patients", fingerprint=example_identity(), budget=Budget(2.0, 1e-6)
         )
         ledger.spend(ds, event_for(Geometric(epsilon=0.25, sensitivity=1), query="count"))
     at = AppTest.from_file(str(APP), default_timeout=90)
@@ -142,7 +142,7 @@ def test_who_did_what_lists_the_actions_newest_first_as_text(
     path = tmp_path / "ledger.sqlite"
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
     with Ledger(path) as ledger:
-        ds = ledger.add_dataset(name="patients", fingerprint=fingerprint(synthetic_patients().data),
+        ds = ledger.add_dataset(name="patients", fingerprint=example_identity(),
                                 budget=Budget(2.0, 1e-6), user="ana@example.org")  # fmt: skip
         ledger.spend(ds, event_for(Geometric(epsilon=0.1, sensitivity=1), query="count"), user=hostile)
         ledger.record_action("load", user="bo", dataset=ds, details={"name": "[n](http://127.0.0.1:9/n)"})
@@ -184,7 +184,7 @@ def test_an_export_that_cannot_be_signed_says_why_before_the_click(
     monkeypatch.delenv(KEY_FILE_VARIABLE, raising=False)
     with Ledger(path) as ledger:
         ledger.add_dataset(
-            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+            name="patients", fingerprint=example_identity(), budget=Budget(2.0, 1e-6)
         )
         own = ledger.public_key
     with sqlite3.connect(path) as conn:  # what the setup leaves: the public key only

@@ -16,11 +16,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Budget, event_for
-from dpdash.datasets import PublicFacts, synthetic_patients
+from dpdash.datasets import PublicFacts
 from dpdash.facts import Facts
 from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Laplace
 from dpdash.release import dataset_fingerprint
+from tests.app.conftest import example_identity
 from ui.numbers import percent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +60,7 @@ def _with_one_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
     with Ledger(path) as ledger:
         ds = ledger.add_dataset(
-            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(1.0, 1e-5)
+            name="patients", fingerprint=example_identity(), budget=Budget(1.0, 1e-5)
         )
         ledger.spend(ds, event_for(Laplace(epsilon=0.5, sensitivity=1), query="count"))
 

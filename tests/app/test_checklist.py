@@ -9,9 +9,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Budget, LaplaceEvent
-from dpdash.datasets import PublicFacts, synthetic_patients
+from dpdash.datasets import PublicFacts
 from dpdash.facts import Facts
 from dpdash.ledger import Ledger, fingerprint
+from tests.app.conftest import example_identity
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -38,7 +39,7 @@ def test_budget_preview_and_release_tick_their_steps(tmp_path: Path, monkeypatch
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
     with Ledger(path) as ledger:
         ds = ledger.add_dataset(
-            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+            name="patients", fingerprint=example_identity(), budget=Budget(2.0, 1e-6)
         )
         ledger.spend(ds, LaplaceEvent(epsilon=0.1, sensitivity=1.0, query="count"))
     at = AppTest.from_file(APP, default_timeout=60)

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpdash.rounding import published_figures
+from tests.app.conftest import example_identity
 from ui.text import md
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
@@ -25,11 +26,10 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
 
 def _status(tmp_path: Path):  # type: ignore[no-untyped-def]
     """The example table's budget status, read from the ledger file itself."""
-    from dpdash.datasets import synthetic_patients
-    from dpdash.ledger import Ledger, fingerprint
+    from dpdash.ledger import Ledger
 
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
-        return ledger.status(fingerprint(synthetic_patients().data))
+        return ledger.status(example_identity())
 
 
 def test_data_page_sets_a_budget_once(app: AppTest, tmp_path: Path) -> None:

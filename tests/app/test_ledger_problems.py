@@ -16,10 +16,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Budget, event_for
-from dpdash.datasets import synthetic_patients
-from dpdash.ledger import Ledger, fingerprint
+from dpdash.ledger import Ledger
 from dpdash.mechanisms import Geometric
 from tests.accounting.test_ledger_file import remove_ledger_files, unwritable
+from tests.app.conftest import example_identity
 from ui.text import md
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
@@ -56,7 +56,7 @@ def ledger_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
     with Ledger(path) as ledger:
         ds = ledger.add_dataset(
-            name="patients", fingerprint=fingerprint(synthetic_patients().data), budget=Budget(2.0, 1e-6)
+            name="patients", fingerprint=example_identity(), budget=Budget(2.0, 1e-6)
         )
         ledger.spend(ds, event_for(Geometric(epsilon=0.1, sensitivity=1), query="count"))
     return path

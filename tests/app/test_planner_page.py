@@ -9,11 +9,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Budget, event_for
-from dpdash.datasets import PublicFacts, synthetic_patients
+from dpdash.datasets import PublicFacts
 from dpdash.facts import Facts
 from dpdash.ledger import Ledger, fingerprint
 from dpdash.mechanisms import Geometric
 from dpdash.release import dataset_fingerprint
+from tests.app.conftest import example_identity
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 
@@ -22,7 +23,7 @@ def _app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spent: float) -> AppTe
     path = tmp_path / "ledger.sqlite"
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
     with Ledger(path) as ledger:
-        ds = ledger.add_dataset(name="patients", fingerprint=fingerprint(synthetic_patients().data),
+        ds = ledger.add_dataset(name="patients", fingerprint=example_identity(),
                                 budget=Budget(1.0, 1e-6), accountant="basic")  # fmt: skip
         if spent:
             ledger.spend(ds, event_for(Geometric(epsilon=spent, sensitivity=1), query="count"))

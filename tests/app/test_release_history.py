@@ -17,6 +17,7 @@ from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Histogram, Mean
 from dpdash.release import Release, release
 from dpdash.rounding import published_figures
+from tests.app.conftest import example_identity
 from tests.app.test_roles import ROWS, UNIT, as_person, everything_shown, served, true_value_texts
 from ui.recent_releases import RECENT
 
@@ -132,7 +133,7 @@ def test_only_the_newest_releases_are_listed_and_the_rest_are_pointed_to(
     path = tmp_path / "ledger.sqlite"
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
     with Ledger(path) as ledger:
-        ds = ledger.add_dataset(name="patients", fingerprint=fingerprint(synthetic_patients().data),
+        ds = ledger.add_dataset(name="patients", fingerprint=example_identity(),
                                 budget=Budget(5.0, 1e-6))  # fmt: skip
         for i in range(RECENT + 2):
             noise = Geometric(epsilon=0.01 * (i + 1), sensitivity=1)

@@ -18,11 +18,12 @@ from streamlit.testing.v1 import AppTest
 
 import dpdash.export
 from dpdash.accounting import Budget
-from dpdash.datasets import PublicFacts, synthetic_patients
+from dpdash.datasets import PublicFacts
 from dpdash.facts import Facts
 from dpdash.ledger import Ledger, fingerprint
 from dpdash.loading import coerce_column, load_table
 from dpdash.release import dataset_fingerprint
+from tests.app.conftest import example_identity
 from ui.state import ActiveTable
 from ui.widgets import EPSILON_STOPS, release_epsilon_default
 
@@ -95,7 +96,7 @@ def test_a_release_just_made_is_not_repeated_without_a_confirmation_that_says_so
     assert "Release again now" in _labels(app)
     app.button(key="release_cancel").click().run()
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
-        assert ledger.status(fingerprint(synthetic_patients().data)).entries == 1  # nothing repeated
+        assert ledger.status(example_identity()).entries == 1  # nothing repeated
     # Another ε is another release: the ordinary button and confirmation
     app.select_slider(key="release_epsilon_slider").set_value(0.05).run()
     assert "Release… (spends budget)" in _labels(app)
@@ -113,7 +114,7 @@ def test_a_mean_is_one_release_in_the_sidebar_and_on_the_budget_page(app: AppTes
     app.button(key="release_confirm").click().run()
     assert not app.exception and not app.error
     with Ledger(tmp_path / "ledger.sqlite") as ledger:
-        assert ledger.status(fingerprint(synthetic_patients().data)).entries == 3  # sum, count; count
+        assert ledger.status(example_identity()).entries == 3  # sum, count; count
     assert any(c.value.startswith("2 releases;") for c in app.sidebar.caption)
     app.switch_page("pages/budget.py").run()
     assert [m.value for m in app.metric if m.label == "releases"] == ["2"]
