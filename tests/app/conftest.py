@@ -187,6 +187,18 @@ def start_streamlit(
     return StreamlitServer(url=url, port=port, process=process, log_path=log_path)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser files with the longest walks first (their ``walk(seconds)`` mark; the others keep their
+    order after them), so that the parallel browser run (``--dist loadfile``) ends on short files instead
+    of one worker walking a long one alone while the other waits."""
+
+    def longest_first(item: pytest.Item) -> float:
+        mark = item.get_closest_marker("walk")
+        return -float(mark.args[0]) if mark else 0.0
+
+    items.sort(key=longest_first)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def components_scanned_once() -> None:
     """Streamlit looks through every installed package's metadata for custom components each time an

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from playwright.sync_api import Page
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.walk(45)]
 
 
 def _sidebar(page: Page) -> str:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from tests.app.conftest import StreamlitServer
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.walk(40)]
 
 PAGES = app_pages()
 

@@ -21,7 +21,7 @@ from tests.app.test_browser_upload_flow import keyed, release_now, wait_until_id
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.walk(36)]
 
 
 def write_folder(folder: Path) -> None:

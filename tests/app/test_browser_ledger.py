@@ -28,7 +28,7 @@ from tests.app.conftest import (
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.walk(45)]
 
 
 def new_tab(browser: Browser) -> Page:

@@ -51,7 +51,7 @@ from tests.app.test_roles import ROWS, seed_survey
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, WebSocketRoute
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.walk(75)]
 
 PEOPLE = [
     {"sub": "ann", "email": "ann@example.org", "email_verified": True, "name": "Ann Owner",

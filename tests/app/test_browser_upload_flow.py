@@ -31,7 +31,7 @@ from tests.app.conftest import find_free_port, start_streamlit, stop_process, wa
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.walk(60)]
 
 NO_ID = "(none: each row is a person)"
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.walk(38)]
 
 EXTRAS = "postgres,spark,team"
 
