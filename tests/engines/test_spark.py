@@ -59,8 +59,8 @@ def test_integer_ids_in_spark(spark: Any) -> None:
 
 def test_truncation_keeps_a_uniform_choice_in_spark(spark: Any, tmp_path: Path) -> None:
     """The 10⁶-row panel of tests/panel.py with 64-bit ids over the whole range, as on pandas, DuckDB and
-    PostgreSQL (each query is about 15 s here; small and string ids agree row for row with pandas above,
-    and pandas is held against the expectation with every kind of id)."""
+    PostgreSQL (several seconds a query here, with Spark's generated code; small and string ids agree row
+    for row with pandas above, and pandas is held against the expectation with every kind of id)."""
     df = panel(1_000_000, "int64")
     df.to_parquet(tmp_path / "panel.parquet")
     spark.read.parquet(str(tmp_path / "panel.parquet")).createOrReplaceTempView("panel")
