@@ -12,10 +12,11 @@ from streamlit.testing.v1 import AppTest
 from dpdash.accounting import Budget, event_for
 from dpdash.datasets import synthetic_patients
 from dpdash.errors import ParameterError
-from dpdash.ledger import Ledger, fingerprint, release_count
+from dpdash.ledger import Ledger, release_count
 from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Count, Mean
 from dpdash.release import release
+from tests.app.conftest import example_identity
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 
@@ -24,7 +25,7 @@ def seed(path: Path) -> None:
     """The built-in example's budget with three releases in four entries: a mean (its sum and count, one
     release with its values), a count spent directly (no values stored) and a released count."""
     data = synthetic_patients().data
-    identity = fingerprint(data)
+    identity = example_identity()
     with Ledger(path) as ledger:
         ds = ledger.add_dataset(name="patients", fingerprint=identity, budget=Budget(10.0, 1e-6))
         ledger.spend_release(ds, release(Mean(column="age", bounds=(0, 100)), Laplace, data, epsilon=0.05,

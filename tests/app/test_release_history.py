@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Budget, event_for
 from dpdash.datasets import synthetic_patients
-from dpdash.ledger import Ledger, fingerprint
+from dpdash.ledger import Ledger
 from dpdash.mechanisms import Geometric, Laplace
 from dpdash.queries import Histogram, Mean
 from dpdash.release import Release, release
@@ -55,7 +55,7 @@ def test_a_release_recorded_by_another_session_shows_after_a_reload(
     path = tmp_path / "ledger.sqlite"
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
     data = synthetic_patients().data
-    identity = fingerprint(data)
+    identity = example_identity()
     with Ledger(path) as ledger:
         ds = ledger.add_dataset(name="patients", fingerprint=identity, budget=Budget(5.0, 1e-6))
         ledger.spend(ds, event_for(Geometric(epsilon=0.3, sensitivity=1), query="count"))  # no values kept
@@ -90,9 +90,8 @@ def test_a_release_recorded_by_another_session_shows_after_a_reload(
 def test_a_release_made_on_the_page_is_listed_as_this_sessions(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "ledger.sqlite"
     monkeypatch.setenv("DPDASH_LEDGER", str(path))
-    data = synthetic_patients().data
     with Ledger(path) as ledger:
-        ledger.add_dataset(name="patients", fingerprint=fingerprint(data), budget=Budget(5.0, 1e-6))
+        ledger.add_dataset(name="patients", fingerprint=example_identity(), budget=Budget(5.0, 1e-6))
     at = AppTest.from_file(str(APP), default_timeout=90)
     at.run()
     at.switch_page("pages/release.py").run()

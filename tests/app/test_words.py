@@ -10,9 +10,10 @@ from streamlit.testing.v1 import AppTest
 
 from dpdash.accounting import Budget, event_for
 from dpdash.datasets import synthetic_patients
-from dpdash.ledger import Ledger, fingerprint
+from dpdash.ledger import Ledger
 from dpdash.mechanisms import Laplace
 from dpdash.wording import guarantee
+from tests.app.conftest import example_identity
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 #: The old wording: jargon lists, and "one row" beside "add or remove one person's rows".
@@ -35,7 +36,7 @@ def test_sidebar_states_who_is_protected_in_plain_words(ledger_path: Path) -> No
     example = synthetic_patients()
     unit = example.facts.unit
     with Ledger(ledger_path) as ledger:
-        ds = ledger.add_dataset(name="patients", fingerprint=fingerprint(example.data),
+        ds = ledger.add_dataset(name="patients", fingerprint=example_identity(),
                                 budget=Budget(1.0, 1e-5), accountant="tightest", unit=unit)  # fmt: skip
         ledger.spend(ds, event_for(Laplace(epsilon=0.25, sensitivity=5.0), query="count"))
     at = AppTest.from_file(str(APP), default_timeout=90)
@@ -101,7 +102,7 @@ def test_home_is_a_short_guide_to_every_page(ledger_path: Path) -> None:
 def test_datasets_page_says_who_each_budget_protects(ledger_path: Path) -> None:
     example = synthetic_patients()
     with Ledger(ledger_path) as ledger:
-        ledger.add_dataset(name="patients", fingerprint=fingerprint(example.data), budget=Budget(1.0, 1e-5),
+        ledger.add_dataset(name="patients", fingerprint=example_identity(), budget=Budget(1.0, 1e-5),
                            accountant="tightest", unit=example.facts.unit)  # fmt: skip
     at = AppTest.from_file(str(APP), default_timeout=90)
     at.run()
